@@ -1,0 +1,163 @@
+//! `AdapterError`: upstream failures classified by what happened, not by which library noticed.
+//!
+//! The original error is kept as the source, so the bridge's rescue layer can put the whole
+//! cause chain in `developer_message` while `message` stays safe to show.
+
+use std::time::Duration;
+
+/// A call or listing that failed upstream.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdapterError {
+    /// The bridge already knows the upstream is down; nothing was sent.
+    #[error("{source_name} is temporarily unavailable: {reason}")]
+    Unavailable {
+        /// The source.
+        source_name: String,
+        /// Why (restarting, failed to start, …).
+        reason: String,
+    },
+    /// The upstream could not be reached (connection refused, DNS, TLS).
+    #[error("cannot reach the upstream: {message}")]
+    Unreachable {
+        /// What happened.
+        message: String,
+        /// The cause.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// The upstream did not answer in time.
+    #[error("the upstream did not answer within {}", humantime(*elapsed))]
+    Timeout {
+        /// How long we waited.
+        elapsed: Duration,
+    },
+    /// The connection or session was lost mid-call.
+    #[error("the connection to the upstream was lost: {message}")]
+    ConnectionLost {
+        /// What happened.
+        message: String,
+    },
+    /// The upstream child process exited.
+    #[error("the upstream process exited{}", code.map(|c| format!(" with code {c}")).unwrap_or_default())]
+    ChildExited {
+        /// Its exit code, if it exited normally.
+        code: Option<i32>,
+    },
+    /// An HTTP upstream answered with a non-2xx status.
+    #[error("the upstream answered HTTP {status}")]
+    UpstreamStatus {
+        /// The status code.
+        status: u16,
+        /// `Retry-After`, when given.
+        retry_after: Option<Duration>,
+        /// The response body, trimmed, for the model and the logs.
+        body: Option<String>,
+    },
+    /// The tool ran and reported failure (MCP `isError: true`).
+    #[error("the tool failed: {message}")]
+    ToolFailed {
+        /// The tool's own message (text content).
+        message: String,
+        /// Everything else the tool returned, for `developer_message`.
+        details: Option<serde_json::Value>,
+    },
+    /// The upstream rejected the arguments (MCP invalid-params).
+    #[error("the upstream rejected the arguments: {message}")]
+    InvalidArguments {
+        /// The upstream's explanation.
+        message: String,
+    },
+    /// The input could not be turned into an upstream request (e.g. a file that is not base64).
+    #[error("the input cannot be sent: {message}")]
+    BadInput {
+        /// What is wrong, for the model to fix.
+        message: String,
+    },
+    /// The upstream's answer was larger than the configured limit.
+    #[error("the upstream's response is larger than the limit of {limit_bytes} bytes")]
+    ResponseTooLarge {
+        /// The limit.
+        limit_bytes: u64,
+    },
+    /// The upstream broke the protocol (invalid JSON, unexpected message, JSON-RPC error).
+    #[error("protocol error: {message}")]
+    Protocol {
+        /// What happened.
+        message: String,
+        /// The cause.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// Configuration or start-up failure (a command that cannot be spawned, a bad document).
+    #[error("{message}")]
+    Setup {
+        /// What to fix.
+        message: String,
+        /// The cause.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl AdapterError {
+    /// A protocol error with a cause.
+    pub fn protocol(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Protocol {
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// A setup error without a cause.
+    pub fn setup(message: impl Into<String>) -> Self {
+        Self::Setup {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Whether nothing reached the upstream, so the failure is a 400 rather than a tool error.
+    pub fn is_before_call(&self) -> bool {
+        matches!(self, Self::Unavailable { .. } | Self::Setup { .. })
+    }
+
+    /// Whether trying the same call again may succeed (DESIGN.md §3).
+    pub fn can_retry(&self) -> bool {
+        match self {
+            Self::Unavailable { .. }
+            | Self::Unreachable { .. }
+            | Self::Timeout { .. }
+            | Self::ConnectionLost { .. }
+            | Self::ChildExited { .. }
+            | Self::InvalidArguments { .. }
+            | Self::BadInput { .. } => true,
+            Self::UpstreamStatus { status, .. } => {
+                matches!(status, 400 | 404 | 408 | 409 | 422 | 429 | 502 | 503 | 504)
+            }
+            Self::ToolFailed { .. }
+            | Self::ResponseTooLarge { .. }
+            | Self::Protocol { .. }
+            | Self::Setup { .. } => false,
+        }
+    }
+
+    /// How long to wait before retrying, when the upstream said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::UpstreamStatus { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+fn humantime(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}

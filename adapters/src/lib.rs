@@ -1,0 +1,93 @@
+//! Upstream adapters for otc-bridge: each configured MCP server or OpenAPI service is one
+//! [`Adapter`], which lists its tools (already translated to OTC by `otc-mappings`) and forwards
+//! validated calls. Every upstream failure is classified into an [`AdapterError`] by what
+//! happened, so the bridge can answer in the standard's error classes (DESIGN.md §3).
+//!
+//! Cross-cutting limits (per-call timeout, concurrency) are the bridge's job, not each adapter's.
+#![warn(missing_docs)]
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use otc_mappings::otc::CallContext;
+use otc_mappings::{Mapped, MappedTool};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+mod error;
+#[cfg(feature = "test-util")]
+pub mod fake;
+
+pub use error::AdapterError;
+
+/// One validated call, handed to the adapter that owns the tool.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The tool as listed (definition and upstream target).
+    pub tool: Arc<MappedTool>,
+    /// The input, already validated against the tool's input schema.
+    pub input: Map<String, Value>,
+    /// Credentials and identity from the request's `context`.
+    pub context: CallContext,
+    /// The call's id (echoed or generated).
+    pub call_id: String,
+    /// The caller's trace id, forwarded upstream where the protocol has a place for it.
+    pub trace_id: Option<String>,
+}
+
+/// The state of one source, as `/health` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SourceState {
+    /// Starting up: not yet listed.
+    Starting,
+    /// Serving calls.
+    Ready,
+    /// Lost its upstream and is reconnecting or restarting it.
+    Restarting {
+        /// Why.
+        reason: String,
+    },
+    /// Gave up; calls are refused until it recovers.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl SourceState {
+    /// Whether calls can be sent now.
+    pub fn is_ready(&self) -> bool {
+        matches!(self, Self::Ready)
+    }
+}
+
+/// One configured upstream: an MCP server or an OpenAPI service.
+#[async_trait]
+pub trait Adapter: fmt::Debug + Send + Sync + 'static {
+    /// The source's name, for logs and `/health`.
+    fn name(&self) -> &str;
+
+    /// Discovers the upstream's tools, translated to OTC, with what translation lost.
+    /// Called at start-up and whenever [`Adapter::catalog_changes`] fires.
+    async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError>;
+
+    /// Forwards one validated call upstream and returns the tool's value.
+    async fn call(&self, call: ToolCall) -> Result<Value, AdapterError>;
+
+    /// The source's current state.
+    fn state(&self) -> SourceState {
+        SourceState::Ready
+    }
+
+    /// A channel that ticks whenever the upstream's tool list changed and should be re-listed
+    /// (MCP `notifications/tools/list_changed`). `None`: the list never changes.
+    fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
+        None
+    }
+
+    /// Stops the upstream (children are killed, sessions closed). Calls after this fail.
+    async fn shutdown(&self) {}
+}

@@ -1,0 +1,292 @@
+//! JSON Schema normalisation shared by both translators: every `$ref` inlined (the standard
+//! forbids `$ref`, `$defs` and `definitions` in tool schemas), recursion cut safely, and a
+//! `description` on every property.
+//!
+//! Inlining is memoised per reference, so a document whose schemas share a type thousands of
+//! times (GitHub's `simple-user`) is expanded once per type, not once per use.
+
+use std::collections::HashMap;
+
+use heck::ToTitleCase;
+use serde_json::{Map, Value};
+
+use crate::error::{Diagnostic, Severity};
+
+/// How deep references may nest before a schema is cut to `{}`. Deeper real schemas are rare,
+/// and the cut keeps pathological documents from blowing up in size.
+pub const MAX_REF_DEPTH: usize = 24;
+
+/// Keywords that must not survive in a self-contained schema.
+const DROPPED: &[&str] = &[
+    "$defs",
+    "definitions",
+    "$id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$schema",
+    "$comment",
+];
+
+/// Inlines local `$ref`s (`#/…`) of schemas taken from one root document.
+#[derive(Debug)]
+pub struct Inliner<'a> {
+    root: &'a Value,
+    memo: HashMap<String, Value>,
+    stack: Vec<String>,
+    cut: bool,
+}
+
+impl<'a> Inliner<'a> {
+    /// An inliner resolving references against `root`.
+    pub fn new(root: &'a Value) -> Self {
+        Self {
+            root,
+            memo: HashMap::new(),
+            stack: Vec::new(),
+            cut: false,
+        }
+    }
+
+    /// Returns `schema` with every local `$ref` replaced by its target. References that cannot be
+    /// resolved, and recursion, become the permissive schema `{}` plus a diagnostic.
+    pub fn inline(
+        &mut self,
+        schema: &Value,
+        operation: Option<&str>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Value {
+        self.walk(schema, operation, diagnostics)
+    }
+
+    fn walk(&mut self, schema: &Value, op: Option<&str>, diags: &mut Vec<Diagnostic>) -> Value {
+        match schema {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get("$ref") {
+                    let resolved = self.resolve(reference, op, diags);
+                    return merge_siblings(resolved, map, |v| self.walk(v, op, diags));
+                }
+                let mut out = Map::with_capacity(map.len());
+                for (key, value) in map {
+                    if DROPPED.contains(&key.as_str()) {
+                        continue;
+                    }
+                    // `properties`, `patternProperties` etc. map names to schemas; `example(s)`,
+                    // `default`, `const` and `enum` hold data, which is copied as it is.
+                    let walked = match key.as_str() {
+                        "example" | "examples" | "default" | "const" | "enum" => value.clone(),
+                        _ => self.walk(value, op, diags),
+                    };
+                    out.insert(key.clone(), walked);
+                }
+                Value::Object(out)
+            }
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.walk(v, op, diags)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn resolve(&mut self, reference: &str, op: Option<&str>, diags: &mut Vec<Diagnostic>) -> Value {
+        if let Some(done) = self.memo.get(reference) {
+            return done.clone();
+        }
+        if self.stack.iter().any(|r| r == reference) || self.stack.len() >= MAX_REF_DEPTH {
+            self.cut = true;
+            let why = if self.stack.len() >= MAX_REF_DEPTH {
+                "nests too deeply"
+            } else {
+                "is recursive"
+            };
+            diags.push(Diagnostic::new(
+                Severity::Info,
+                op,
+                Some(reference.to_owned()),
+                format!("schema {why}; cut here to an unconstrained schema"),
+            ));
+            return serde_json::json!({ "description": format!("(recursive reference to {reference}; any value)") });
+        }
+        let Some(target) = local_target(self.root, reference) else {
+            diags.push(Diagnostic::new(
+                Severity::Warning,
+                op,
+                Some(reference.to_owned()),
+                "reference cannot be resolved; replaced by an unconstrained schema",
+            ));
+            return Value::Object(Map::new());
+        };
+        self.stack.push(reference.to_owned());
+        let outer_cut = std::mem::replace(&mut self.cut, false);
+        let resolved = self.walk(target, op, diags);
+        self.stack.pop();
+        // A result that contains a cut depends on where it was reached from: do not reuse it.
+        if !self.cut {
+            self.memo.insert(reference.to_owned(), resolved.clone());
+        }
+        self.cut |= outer_cut;
+        resolved
+    }
+}
+
+/// The value a local reference (`#/a/b`, URI-fragment encoded) points to.
+pub fn local_target<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() {
+        return Some(root);
+    }
+    if fragment.contains('%') {
+        let decoded = percent_decode(fragment);
+        return root.pointer(&decoded);
+    }
+    root.pointer(fragment)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `{"$ref": …, "description": …}`: keywords beside a reference (legal in 3.1 and JSON Schema
+/// 2019+) refine the target, so they are laid over it.
+fn merge_siblings(
+    resolved: Value,
+    map: &Map<String, Value>,
+    mut walk: impl FnMut(&Value) -> Value,
+) -> Value {
+    let siblings: Vec<_> = map
+        .iter()
+        .filter(|(k, _)| *k != "$ref" && !DROPPED.contains(&k.as_str()))
+        .collect();
+    if siblings.is_empty() {
+        return resolved;
+    }
+    let mut base = match resolved {
+        Value::Object(m) => m,
+        other => return other,
+    };
+    for (key, value) in siblings {
+        base.insert(key.clone(), walk(value));
+    }
+    Value::Object(base)
+}
+
+/// Gives every property (at any depth) a `description`: its `title`, else one made from its name.
+pub fn ensure_descriptions(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let Value::Object(p) = prop {
+                if !p
+                    .get("description")
+                    .is_some_and(|d| d.as_str().is_some_and(|s| !s.trim().is_empty()))
+                {
+                    let text = match p.get("title").and_then(Value::as_str) {
+                        Some(title) if !title.trim().is_empty() => title.to_owned(),
+                        _ => format!("{}.", name.to_title_case()),
+                    };
+                    p.insert("description".to_owned(), Value::String(text));
+                }
+            }
+            ensure_descriptions(prop);
+        }
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(sub) = map.get_mut(key) {
+            ensure_descriptions(sub);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf", "prefixItems"] {
+        if let Some(Value::Array(subs)) = map.get_mut(key) {
+            subs.iter_mut().for_each(ensure_descriptions);
+        }
+    }
+}
+
+/// Whether a schema still holds a `$ref`, `$defs` or `definitions` anywhere (for tests and checks).
+pub fn has_refs(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            map.contains_key("$ref")
+                || map.contains_key("$defs")
+                || map.contains_key("definitions")
+                || map.iter().any(|(k, v)| {
+                    !matches!(
+                        k.as_str(),
+                        "enum" | "const" | "default" | "example" | "examples"
+                    ) && has_refs(v)
+                })
+        }
+        Value::Array(items) => items.iter().any(has_refs),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn inlines_chains_and_drops_defs() {
+        let root = json!({
+            "$defs": {
+                "a": {"$ref": "#/$defs/b"},
+                "b": {"type": "object", "properties": {"x": {"type": "string"}}}
+            },
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/a", "description": "the p"}}
+        });
+        let mut d = Vec::new();
+        let out = Inliner::new(&root).inline(&root, None, &mut d);
+        assert!(!has_refs(&out), "{out}");
+        assert_eq!(out["properties"]["p"]["type"], "object");
+        assert_eq!(out["properties"]["p"]["description"], "the p");
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn recursion_is_cut_not_looped() {
+        let root = json!({
+            "definitions": {"node": {"type": "object", "properties": {"next": {"$ref": "#/definitions/node"}}}},
+            "$ref": "#/definitions/node"
+        });
+        let mut d = Vec::new();
+        let out = Inliner::new(&root).inline(&root, Some("op"), &mut d);
+        assert!(!has_refs(&out));
+        assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn dangling_refs_become_permissive() {
+        let root = json!({"properties": {"x": {"$ref": "#/nope"}, "y": {"$ref": "other.json#/a"}}});
+        let mut d = Vec::new();
+        let out = Inliner::new(&root).inline(&root, None, &mut d);
+        assert_eq!(out["properties"]["x"], json!({}));
+        assert_eq!(d.len(), 2);
+    }
+
+    #[test]
+    fn every_property_gets_a_description() {
+        let mut s = json!({"type": "object", "properties": {"pet_id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "object", "properties": {"name": {"title": "Tag name"}}}}}});
+        ensure_descriptions(&mut s);
+        assert_eq!(s["properties"]["pet_id"]["description"], "Pet Id.");
+        assert_eq!(
+            s["properties"]["tags"]["items"]["properties"]["name"]["description"],
+            "Tag name"
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! End-to-end harness for otc-bridge: real HTTP over loopback, real child processes.
+//!
+//! Each module is one kind of real part the tests run against.
+#![warn(missing_docs)]
+#![allow(clippy::unwrap_used)]
+
+pub mod fixtures;

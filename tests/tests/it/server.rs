@@ -1,0 +1,1 @@
+//! Server behaviour over loopback: health, list, call, errors, auth, limits.
