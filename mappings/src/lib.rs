@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod mcp;
 pub mod naming;
 pub mod openapi;
 pub mod otc;
