@@ -1,7 +1,8 @@
 //! `AdapterError`: upstream failures classified by what happened, not by which library noticed.
 //!
 //! The original error is kept as the source, so the bridge's rescue layer can put the whole
-//! cause chain in `developer_message` while `message` stays safe to show.
+//! cause chain in `developer_message` while `message` stays safe to show. Whether a failure is
+//! worth retrying is decided in one table, in the bridge's `rescue` module (DESIGN.md §3), not here.
 
 use std::time::Duration;
 
@@ -123,26 +124,6 @@ impl AdapterError {
     /// Whether nothing reached the upstream, so the failure is a 400 rather than a tool error.
     pub fn is_before_call(&self) -> bool {
         matches!(self, Self::Unavailable { .. } | Self::Setup { .. })
-    }
-
-    /// Whether trying the same call again may succeed (DESIGN.md §3).
-    pub fn can_retry(&self) -> bool {
-        match self {
-            Self::Unavailable { .. }
-            | Self::Unreachable { .. }
-            | Self::Timeout { .. }
-            | Self::ConnectionLost { .. }
-            | Self::ChildExited { .. }
-            | Self::InvalidArguments { .. }
-            | Self::BadInput { .. } => true,
-            Self::UpstreamStatus { status, .. } => {
-                matches!(status, 400 | 404 | 408 | 409 | 422 | 429 | 502 | 503 | 504)
-            }
-            Self::ToolFailed { .. }
-            | Self::ResponseTooLarge { .. }
-            | Self::Protocol { .. }
-            | Self::Setup { .. } => false,
-        }
     }
 
     /// How long to wait before retrying, when the upstream said.

@@ -146,12 +146,13 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -188,17 +189,18 @@ pub fn ensure_descriptions(schema: &mut Value) {
     let Value::Object(map) = schema else { return };
     if let Some(Value::Object(props)) = map.get_mut("properties") {
         for (name, prop) in props.iter_mut() {
-            if let Value::Object(p) = prop {
-                if !p
-                    .get("description")
-                    .is_some_and(|d| d.as_str().is_some_and(|s| !s.trim().is_empty()))
-                {
-                    let text = match p.get("title").and_then(Value::as_str) {
-                        Some(title) if !title.trim().is_empty() => title.to_owned(),
-                        _ => format!("{}.", name.to_title_case()),
-                    };
-                    p.insert("description".to_owned(), Value::String(text));
-                }
+            let described = prop
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.trim().is_empty());
+            if let Value::Object(p) = prop
+                && !described
+            {
+                let text = match p.get("title").and_then(Value::as_str) {
+                    Some(title) if !title.trim().is_empty() => title.to_owned(),
+                    _ => format!("{}.", name.to_title_case()),
+                };
+                p.insert("description".to_owned(), Value::String(text));
             }
             ensure_descriptions(prop);
         }

@@ -24,8 +24,13 @@ fn dir_from_env(var: &str) -> Option<PathBuf> {
             Some(dir)
         }
         None => {
-            assert!(std::env::var_os("CI").is_none(), "{var} must be set under CI (see .ci/run)");
-            eprintln!("note: {var} is not set; tests that need it are skipped (run scripts/test.sh to run everything)");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{var} must be set under CI (see .ci/run)"
+            );
+            eprintln!(
+                "note: {var} is not set; tests that need it are skipped (run scripts/test.sh to run everything)"
+            );
             None
         }
     }

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 /// `CallToolRequest`, as sent by a client.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 pub struct CallToolRequest {
-    /// The id of the tool to call; parsed by the server so that a bad id gets a precise message.
+    /// The id of the tool to call; parsed by the server so that a bad (or missing: empty) id gets
+    /// a precise message.
+    #[serde(default)]
     pub tool_id: String,
     /// The caller's id for this call; generated when absent. `execution_id` is the RFC draft's name.
     #[serde(

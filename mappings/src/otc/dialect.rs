@@ -190,22 +190,53 @@ impl<T: Serialize> Serialize for Wrapped<'_, T> {
     }
 }
 
-/// A `POST /tools/call` body as read, before the dialect is decided: both the wrapped form
-/// (`{"$schema", "request"}`) and the flat form (a bare `CallToolRequest`) in one pass.
+/// A `POST /tools/call` body as read, before the dialect is decided: the wrapped form
+/// (`{"$schema", "request"}`) and the flat form (a bare `CallToolRequest`) in one pass, without
+/// buffering (this is the hot path). Unknown keys are ignored.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct CallBody {
-    /// `$schema`, when given.
+    /// `$schema`, when given (any JSON type, so that a wrong type gets a precise message).
     #[serde(rename = "$schema", default)]
     pub schema: Option<Value>,
     /// The wrapped request.
     #[serde(default)]
-    pub request: Option<Value>,
+    pub request: Option<super::CallToolRequest>,
     /// The flat form's `tool_id`: its presence marks a flat body.
     #[serde(default)]
-    pub tool_id: Option<Value>,
-    /// Every other top-level key of a flat body.
-    #[serde(flatten)]
-    pub rest: serde_json::Map<String, Value>,
+    pub tool_id: Option<String>,
+    /// The flat form's `call_id` (`execution_id` in the RFC draft).
+    #[serde(default, alias = "execution_id")]
+    pub call_id: Option<String>,
+    /// The flat form's `trace_id`.
+    #[serde(default)]
+    pub trace_id: Option<String>,
+    /// The flat form's `input`.
+    #[serde(default)]
+    pub input: Option<Value>,
+    /// The flat form's `context`.
+    #[serde(default)]
+    pub context: Option<super::CallContext>,
+}
+
+impl CallBody {
+    /// The request, wherever it was written; `None` when the body holds neither `request` nor
+    /// `tool_id`. The flag is true for the flat form.
+    pub fn into_request(self) -> Option<(super::CallToolRequest, bool)> {
+        if let Some(request) = self.request {
+            return Some((request, false));
+        }
+        let tool_id = self.tool_id?;
+        Some((
+            super::CallToolRequest {
+                tool_id,
+                call_id: self.call_id,
+                trace_id: self.trace_id,
+                input: self.input,
+                context: self.context,
+            },
+            true,
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -58,9 +58,14 @@ pub enum ToolIdError {
     },
     /// The part after `@` is neither `x` nor `x.y.z`.
     #[error(
-        "'{0}' is not a valid version: expected 'x' or 'x.y.z' with numbers only, like '1' or '1.2.0'"
+        "'{id}' has an invalid version '{version}': expected 'x' or 'x.y.z' with numbers only, like '1' or '1.2.0'"
     )]
-    BadVersion(String),
+    BadVersion {
+        /// The whole id (or version) as given.
+        id: String,
+        /// The version part.
+        version: String,
+    },
 }
 
 /// The version part of a tool id, as the caller wrote it (CHECKLIST §5.3).
@@ -102,7 +107,7 @@ impl FromStr for ToolVersion {
         let (Some(a), Some(b), Some(c), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
-            return Err(ToolIdError::BadVersion(s.to_owned()));
+            return Err(bad_version(s, s));
         };
         Ok(Self::new(number(a, s)?, number(b, s)?, number(c, s)?))
     }
@@ -110,10 +115,16 @@ impl FromStr for ToolVersion {
 
 fn number(part: &str, whole: &str) -> Result<u64, ToolIdError> {
     if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ToolIdError::BadVersion(whole.to_owned()));
+        return Err(bad_version(whole, whole));
     }
-    part.parse()
-        .map_err(|_| ToolIdError::BadVersion(whole.to_owned()))
+    part.parse().map_err(|_| bad_version(whole, whole))
+}
+
+fn bad_version(id: &str, version: &str) -> ToolIdError {
+    ToolIdError::BadVersion {
+        id: id.to_owned(),
+        version: version.to_owned(),
+    }
 }
 
 impl Serialize for ToolVersion {
@@ -182,8 +193,10 @@ impl FromStr for ToolId {
         }
         let version = match version {
             None => VersionSelector::Latest,
-            Some(v) if !v.contains('.') => VersionSelector::Major(number(v, v)?),
-            Some(v) => VersionSelector::Exact(v.parse()?),
+            Some(v) if !v.contains('.') => {
+                VersionSelector::Major(number(v, v).map_err(|_| bad_version(id, v))?)
+            }
+            Some(v) => VersionSelector::Exact(v.parse().map_err(|_| bad_version(id, v))?),
         };
         Ok(Self {
             toolkit: toolkit.to_owned(),

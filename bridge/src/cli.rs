@@ -1,0 +1,274 @@
+//! Command-line flags (clap). Source flags are positional in one respect: `--toolkit`,
+//! `--tool-version` and `--base-url` apply to the source flag (`--openapi`, `--mcp`,
+//! `--mcp-url`, `--mcp-sse`) that precedes them, so they are read from clap's argument indices.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{ArgMatches, Args, Parser, Subcommand};
+
+use crate::config::DialectName;
+
+/// Serve MCP servers and OpenAPI services as an Open Tool Calling (OTC) tool server.
+#[derive(Debug, Parser)]
+#[command(name = "otc-bridge", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do; without a command, serve.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Serving options.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the translated tool definitions (the `GET /tools` body) to stdout, diagnostics to stderr.
+    Tools(InspectArgs),
+    /// Print a conversion report; exit non-zero when any operation or tool was skipped.
+    Check(InspectArgs),
+}
+
+/// Options of the server.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Dialect of responses when a request carries no signal [default: otc].
+    #[arg(long, value_enum)]
+    pub dialect: Option<DialectName>,
+    /// YAML configuration file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Log filter (error, warn, info, debug, trace, or a tracing directive) [default: info].
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+    /// Require HS256 JWT bearer tokens signed with the secret in this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub jwt_secret_env: Option<String>,
+    /// Accepted JWT audience (repeatable); tokens must carry one of them.
+    #[arg(long, value_name = "AUD")]
+    pub jwt_audience: Vec<String>,
+    /// Accept API keys listed (comma-separated) in this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub api_keys_env: Option<String>,
+    /// Accept API keys listed (one per line) in this file.
+    #[arg(long, value_name = "FILE")]
+    pub api_keys_file: Option<PathBuf>,
+    /// Largest request body in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Per-call timeout in seconds [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub call_timeout_secs: Option<u64>,
+    /// Exit at start-up when any source fails, instead of serving the others.
+    #[arg(long)]
+    pub strict: bool,
+    /// Sources.
+    #[command(flatten)]
+    pub sources: SourceArgs,
+}
+
+/// Options of `tools` and `check`.
+#[derive(Debug, Clone, Args)]
+pub struct InspectArgs {
+    /// YAML configuration file (its sources are used).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Dialect to print definitions in [default: otc].
+    #[arg(long, value_enum)]
+    pub dialect: Option<DialectName>,
+    /// Sources.
+    #[command(flatten)]
+    pub sources: SourceArgs,
+}
+
+/// Source flags (repeatable, any mix).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// An OpenAPI document (Swagger 2.0, OpenAPI 3.0/3.1; JSON or YAML; file path or http(s) URL).
+    #[arg(long, value_name = "PATH_OR_URL")]
+    pub openapi: Vec<String>,
+    /// An MCP server to spawn over stdio, as a command line: "npx -y some-server --flag".
+    #[arg(long, value_name = "COMMAND")]
+    pub mcp: Vec<String>,
+    /// An MCP server over streamable HTTP.
+    #[arg(long, value_name = "URL")]
+    pub mcp_url: Vec<String>,
+    /// An MCP server over the legacy HTTP+SSE transport.
+    #[arg(long, value_name = "URL")]
+    pub mcp_sse: Vec<String>,
+    /// Base URL of the preceding --openapi source (overrides the document's servers).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Vec<String>,
+    /// Toolkit name of the preceding source.
+    #[arg(long, value_name = "NAME")]
+    pub toolkit: Vec<String>,
+    /// Version (x.y.z) of the preceding source's tools.
+    #[arg(long, value_name = "X.Y.Z")]
+    pub tool_version: Vec<String>,
+}
+
+/// One source named on the command line, with the modifiers that followed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFlag {
+    /// What kind of source.
+    pub kind: SourceKind,
+    /// The path, URL or command.
+    pub target: String,
+    /// `--base-url` (OpenAPI only).
+    pub base_url: Option<String>,
+    /// `--toolkit`.
+    pub toolkit: Option<String>,
+    /// `--tool-version`.
+    pub version: Option<String>,
+}
+
+/// The kinds of source flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// `--openapi`.
+    OpenApi,
+    /// `--mcp`.
+    McpStdio,
+    /// `--mcp-url`.
+    McpHttp,
+    /// `--mcp-sse`.
+    McpSse,
+}
+
+/// Reads the source flags of `matches` in command-line order, attaching each modifier to the
+/// source before it.
+pub fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, String> {
+    let mut events: Vec<(usize, &str, String)> = Vec::new();
+    for id in [
+        "openapi",
+        "mcp",
+        "mcp_url",
+        "mcp_sse",
+        "base_url",
+        "toolkit",
+        "tool_version",
+    ] {
+        let (Some(indices), Some(values)) =
+            (matches.indices_of(id), matches.get_many::<String>(id))
+        else {
+            continue;
+        };
+        events.extend(indices.zip(values).map(|(i, v)| (i, id, v.clone())));
+    }
+    events.sort_by_key(|(i, _, _)| *i);
+    let mut sources: Vec<SourceFlag> = Vec::new();
+    for (_, id, value) in events {
+        let kind = match id {
+            "openapi" => Some(SourceKind::OpenApi),
+            "mcp" => Some(SourceKind::McpStdio),
+            "mcp_url" => Some(SourceKind::McpHttp),
+            "mcp_sse" => Some(SourceKind::McpSse),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            sources.push(SourceFlag {
+                kind,
+                target: value,
+                base_url: None,
+                toolkit: None,
+                version: None,
+            });
+            continue;
+        }
+        let flag = format!("--{}", id.replace('_', "-"));
+        let Some(last) = sources.last_mut() else {
+            return Err(format!(
+                "{flag} must follow the source it applies to (--openapi, --mcp, --mcp-url or --mcp-sse)"
+            ));
+        };
+        let slot = match id {
+            "base_url" if last.kind != SourceKind::OpenApi => {
+                return Err(format!(
+                    "--base-url applies to --openapi sources only, not to '{}'",
+                    last.target
+                ));
+            }
+            "base_url" => &mut last.base_url,
+            "toolkit" => &mut last.toolkit,
+            _ => &mut last.version,
+        };
+        if slot.is_some() {
+            return Err(format!("{flag} is given twice for '{}'", last.target));
+        }
+        *slot = Some(value);
+    }
+    Ok(sources)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, FromArgMatches};
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Vec<SourceFlag>, String> {
+        let matches = Cli::command()
+            .try_get_matches_from(args)
+            .map_err(|e| e.to_string())?;
+        let cli = Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?;
+        assert!(cli.command.is_none());
+        source_flags(&matches)
+    }
+
+    #[test]
+    fn modifiers_apply_to_the_source_before_them() {
+        let s = parse(&[
+            "otc-bridge",
+            "--openapi",
+            "a.yaml",
+            "--toolkit",
+            "Pets",
+            "--base-url",
+            "http://x",
+            "--mcp",
+            "npx srv",
+            "--tool-version",
+            "2.0.0",
+            "--openapi",
+            "b.json",
+        ])
+        .unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].toolkit.as_deref(), Some("Pets"));
+        assert_eq!(s[0].base_url.as_deref(), Some("http://x"));
+        assert_eq!(s[1].kind, SourceKind::McpStdio);
+        assert_eq!(s[1].version.as_deref(), Some("2.0.0"));
+        assert_eq!(s[2].toolkit, None);
+    }
+
+    #[test]
+    fn misplaced_modifiers_are_errors() {
+        assert!(
+            parse(&["otc-bridge", "--toolkit", "X", "--openapi", "a"])
+                .unwrap_err()
+                .contains("must follow")
+        );
+        assert!(
+            parse(&["otc-bridge", "--mcp", "x", "--base-url", "http://y"])
+                .unwrap_err()
+                .contains("--openapi sources only")
+        );
+        assert!(
+            parse(&[
+                "otc-bridge",
+                "--openapi",
+                "a",
+                "--toolkit",
+                "X",
+                "--toolkit",
+                "Y"
+            ])
+            .unwrap_err()
+            .contains("twice")
+        );
+    }
+}

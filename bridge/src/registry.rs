@@ -1,0 +1,257 @@
+//! The registry: every served tool, keyed by `Toolkit.Tool` and version, with its input
+//! validator compiled once when the catalog is built (never per call).
+//!
+//! A [`Catalog`] is immutable. When a source's tool list changes (MCP `list_changed`), a new
+//! catalog is built and swapped in atomically ([`SharedCatalog`]); calls in flight keep the
+//! `Arc` of the catalog they started with.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use otc_adapters::Adapter;
+use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, VersionSelector};
+use otc_mappings::{Diagnostic, MappedTool, Severity};
+
+/// One tool version as served.
+#[derive(Debug)]
+pub struct Entry {
+    /// Definition and upstream target.
+    pub tool: Arc<MappedTool>,
+    /// The compiled input validator.
+    pub validator: jsonschema::Validator,
+    /// The source that serves it.
+    pub adapter: Arc<dyn Adapter>,
+}
+
+impl Entry {
+    /// The tool's definition.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.tool.definition
+    }
+}
+
+/// The tools of one source, already compiled.
+#[derive(Debug, Clone)]
+pub struct SourceTools {
+    /// The source.
+    pub adapter: Arc<dyn Adapter>,
+    /// Its tools.
+    pub entries: Vec<Arc<Entry>>,
+}
+
+impl SourceTools {
+    /// Compiles the validators of `tools`; a tool whose input schema does not compile is left
+    /// out with a diagnostic rather than served unvalidated.
+    pub fn compile(
+        adapter: Arc<dyn Adapter>,
+        tools: Vec<MappedTool>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Self {
+        let entries = tools
+            .into_iter()
+            .filter_map(|tool| {
+                match jsonschema::options()
+                    .should_validate_formats(false)
+                    .build(&tool.definition.input_schema)
+                {
+                    Ok(validator) => Some(Arc::new(Entry {
+                        tool: Arc::new(tool),
+                        validator,
+                        adapter: Arc::clone(&adapter),
+                    })),
+                    Err(err) => {
+                        diagnostics.push(Diagnostic::new(
+                            Severity::Skipped,
+                            Some(&tool.definition.id.to_string()),
+                            None,
+                            format!("input schema is not a valid JSON Schema: {err}"),
+                        ));
+                        None
+                    }
+                }
+            })
+            .collect();
+        Self { adapter, entries }
+    }
+}
+
+/// An immutable snapshot of every tool served.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    sources: Vec<SourceTools>,
+    /// `Toolkit.Tool` → versions, highest first.
+    by_name: HashMap<String, Vec<Arc<Entry>>>,
+    /// Case-folded `Toolkit.Tool` → the served spelling, for "did you mean".
+    folded: HashMap<String, String>,
+    /// The `GET /tools` body of each dialect, serialised once.
+    lists: HashMap<Dialect, Bytes>,
+    /// Ids that were served twice; the first source wins.
+    pub duplicates: Vec<Diagnostic>,
+}
+
+/// How a requested tool id resolved.
+#[derive(Debug)]
+pub enum Resolution<'a> {
+    /// Found.
+    Found(&'a Arc<Entry>),
+    /// No tool of that name.
+    UnknownTool {
+        /// A served name differing only in case.
+        suggestion: Option<&'a str>,
+    },
+    /// The tool exists in other versions.
+    UnknownVersion {
+        /// Served versions, highest first.
+        available: Vec<ToolVersion>,
+    },
+}
+
+impl Catalog {
+    /// Builds the catalog from each source's tools, in source order.
+    pub fn new(sources: Vec<SourceTools>) -> Self {
+        let mut by_name: HashMap<String, Vec<Arc<Entry>>> = HashMap::new();
+        let mut duplicates = Vec::new();
+        let mut listed: Vec<ToolDefinition> = Vec::new();
+        for source in &sources {
+            for entry in &source.entries {
+                let def = entry.definition();
+                let key = format!("{}.{}", def.id.toolkit, def.id.tool);
+                let versions = by_name.entry(key).or_default();
+                if versions
+                    .iter()
+                    .any(|e| e.definition().version == def.version)
+                {
+                    duplicates.push(Diagnostic::new(
+                        Severity::Skipped,
+                        Some(&def.id.to_string()),
+                        None,
+                        format!("source '{}' serves an id another source already serves; the first one wins", source.adapter.name()),
+                    ));
+                    continue;
+                }
+                versions.push(Arc::clone(entry));
+                listed.push(def.clone());
+            }
+        }
+        for versions in by_name.values_mut() {
+            versions.sort_by_key(|e| std::cmp::Reverse(e.definition().version));
+        }
+        let folded = by_name
+            .keys()
+            .map(|k| (k.to_ascii_lowercase(), k.clone()))
+            .collect();
+        let lists = [
+            Dialect::Otc,
+            Dialect::OxpMain,
+            Dialect::OxpFlat,
+            Dialect::RfcDraft,
+        ]
+        .into_iter()
+        .map(|dialect| {
+            let body = serde_json::to_vec(&ListToolsBody {
+                dialect,
+                tools: &listed,
+            })
+            .unwrap_or_default();
+            (dialect, Bytes::from(body))
+        })
+        .collect();
+        Self {
+            sources,
+            by_name,
+            folded,
+            lists,
+            duplicates,
+        }
+    }
+
+    /// Resolves `Toolkit.Tool` (the id without its `@…`, already checked by `ToolId`'s parser)
+    /// and a version selector (CHECKLIST §5.3: `@x.y.z` exact, `@x` exactly `x.0.0`, none →
+    /// the highest). Takes the name as a slice of the request so that lookup allocates nothing.
+    pub fn resolve(&self, name: &str, selector: VersionSelector) -> Resolution<'_> {
+        let Some(versions) = self.by_name.get(name) else {
+            let suggestion = self
+                .folded
+                .get(&name.to_ascii_lowercase())
+                .map(String::as_str);
+            return Resolution::UnknownTool { suggestion };
+        };
+        let found = match selector {
+            VersionSelector::Latest => versions.first(),
+            selector => versions
+                .iter()
+                .find(|e| selector.matches(e.definition().version)),
+        };
+        match found {
+            Some(entry) => Resolution::Found(entry),
+            None => Resolution::UnknownVersion {
+                available: versions.iter().map(|e| e.definition().version).collect(),
+            },
+        }
+    }
+
+    /// The pre-serialised `GET /tools` body for a dialect.
+    pub fn list_body(&self, dialect: Dialect) -> Bytes {
+        self.lists.get(&dialect).cloned().unwrap_or_default()
+    }
+
+    /// The number of tools served.
+    pub fn len(&self) -> usize {
+        self.by_name.values().map(Vec::len).sum()
+    }
+
+    /// Whether no tool is served.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+
+    /// The sources, in order.
+    pub fn sources(&self) -> &[SourceTools] {
+        &self.sources
+    }
+
+    /// A new catalog with one source's tools replaced (after its tool list changed).
+    pub fn with_source(&self, replacement: &SourceTools) -> Self {
+        let sources = self
+            .sources
+            .iter()
+            .map(|s| {
+                if Arc::ptr_eq(&s.adapter, &replacement.adapter) {
+                    replacement.clone()
+                } else {
+                    s.clone()
+                }
+            })
+            .collect();
+        Self::new(sources)
+    }
+}
+
+/// The current catalog, swapped atomically when a source changes.
+#[derive(Debug, Clone, Default)]
+pub struct SharedCatalog(Arc<RwLock<Arc<Catalog>>>);
+
+impl SharedCatalog {
+    /// Wraps a catalog.
+    pub fn new(catalog: Catalog) -> Self {
+        Self(Arc::new(RwLock::new(Arc::new(catalog))))
+    }
+
+    /// The current snapshot (cheap: one `Arc` clone under a read lock held for no await).
+    pub fn current(&self) -> Arc<Catalog> {
+        match self.0.read() {
+            Ok(guard) => Arc::clone(&guard),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Replaces the snapshot.
+    pub fn swap(&self, catalog: Catalog) {
+        let catalog = Arc::new(catalog);
+        match self.0.write() {
+            Ok(mut guard) => *guard = catalog,
+            Err(poisoned) => *poisoned.into_inner() = catalog,
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Writing responses in the caller's dialect (DESIGN.md §2): the wrapped dialects carry
+//! `$schema` (and `result` around call results); the flat dialect is bare and carries the
+//! `OXP-Version` header on every response.
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use otc_mappings::otc::{CallToolResponse, Dialect, OXP_VERSION, OXP_VERSION_HEADER, Wrapped};
+use serde::Serialize;
+
+use crate::rescue::{ApiError, ErrorBody};
+
+/// The dialect of one exchange and the `$schema` to answer with.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The dialect detected for the request.
+    pub dialect: Dialect,
+    /// The `$schema` to send in wrapped dialects: the client's own value when it sent one in a
+    /// dialect whose shape we answer in, else the dialect's canonical one.
+    pub schema: Option<String>,
+}
+
+impl Reply {
+    /// A reply in `dialect` with its canonical `$schema`.
+    pub fn new(dialect: Dialect) -> Self {
+        Self {
+            dialect,
+            schema: dialect.schema().map(str::to_owned),
+        }
+    }
+
+    /// A reply that echoes the client's `$schema`, where the shape we answer with is the one it named.
+    pub fn echoing(dialect: Dialect, client_schema: Option<&str>) -> Self {
+        match (dialect, client_schema) {
+            (Dialect::Otc | Dialect::OxpMain, Some(schema)) => Self {
+                dialect,
+                schema: Some(schema.to_owned()),
+            },
+            _ => Self::new(dialect),
+        }
+    }
+
+    /// 200 with a call result.
+    pub fn call_result(&self, result: &CallToolResponse) -> Response {
+        match (&self.schema, self.dialect.is_wrapped()) {
+            (Some(schema), true) => self.json(
+                StatusCode::OK,
+                &Wrapped {
+                    schema,
+                    key: "result",
+                    body: result,
+                },
+            ),
+            _ => self.json(StatusCode::OK, result),
+        }
+    }
+
+    /// The response for an error before the call.
+    pub fn error(&self, err: ApiError) -> Response {
+        let with_challenges = matches!(self.dialect, Dialect::OxpMain | Dialect::OxpFlat);
+        let schema = if self.dialect.is_wrapped() {
+            self.schema.clone()
+        } else {
+            None
+        };
+        match err.into_body(with_challenges) {
+            ErrorBody::Server(status, mut body) => {
+                body.schema = schema;
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+                let mut response = self.json(status, &body);
+                if status == StatusCode::UNAUTHORIZED {
+                    response
+                        .headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                }
+                response
+            }
+            ErrorBody::Validation(mut body) => {
+                body.schema = schema;
+                self.json(StatusCode::UNPROCESSABLE_ENTITY, &body)
+            }
+        }
+    }
+
+    /// 200 with pre-serialised bytes (the tool list).
+    pub fn bytes(&self, status: StatusCode, body: Bytes) -> Response {
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = status;
+        self.headers(&mut response);
+        response
+    }
+
+    /// Any JSON body.
+    pub fn json<T: Serialize + ?Sized>(&self, status: StatusCode, body: &T) -> Response {
+        match serde_json::to_vec(body) {
+            Ok(bytes) => self.bytes(status, Bytes::from(bytes)),
+            Err(err) => {
+                tracing::error!(error = %err, "Response could not be serialised.");
+                let mut response = Response::new(Body::from(r#"{"message":"internal error"}"#));
+                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                self.headers(&mut response);
+                response
+            }
+        }
+    }
+
+    fn headers(&self, response: &mut Response) {
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if self.dialect.sends_version_header() {
+            headers.insert(OXP_VERSION_HEADER, HeaderValue::from_static(OXP_VERSION));
+        }
+    }
+}

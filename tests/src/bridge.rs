@@ -1,0 +1,80 @@
+//! A bridge server on loopback, built from adapters, for end-to-end tests.
+
+use std::sync::Arc;
+
+use otc_adapters::Adapter;
+use otc_bridge::{
+    AppState, Authenticator, Catalog, ServerSettings, SharedCatalog, SourceTools, app,
+};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A running bridge. Dropping it stops the server.
+#[derive(Debug)]
+pub struct TestBridge {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl TestBridge {
+    /// Starts a bridge serving `adapters` with `settings` and optional authentication.
+    pub async fn start(
+        adapters: Vec<Arc<dyn Adapter>>,
+        settings: ServerSettings,
+        auth: Option<Authenticator>,
+    ) -> Self {
+        let mut sources = Vec::new();
+        let mut diagnostics = Vec::new();
+        for adapter in adapters {
+            let mapped = adapter.list_tools().await.unwrap();
+            sources.push(SourceTools::compile(
+                adapter,
+                mapped.tools,
+                &mut diagnostics,
+            ));
+        }
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let state = AppState::new(SharedCatalog::new(Catalog::new(sources)), settings, auth);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app(state))
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        Self {
+            url,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// The URL of `path`.
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// Stops the server and waits for in-flight requests to finish.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+    }
+}
+
+impl Drop for TestBridge {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
