@@ -368,13 +368,13 @@ async fn bodies_over_the_limit_are_400_not_a_dropped_connection() {
     );
     conform(Dialect::Otc, "/tools/call", &a);
     // Without a Content-Length (chunked), the limit still holds.
-    let stream = futures_stream(big.into_bytes());
+    let stream = futures_stream(big.as_bytes());
     let a = post(&b, "/tools/call", &[], reqwest::Body::wrap_stream(stream)).await;
     assert_eq!(a.status, 400);
 }
 
 fn futures_stream(
-    bytes: Vec<u8>,
+    bytes: &[u8],
 ) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + 'static {
     futures::stream::iter(
         bytes
