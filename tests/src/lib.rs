@@ -2,6 +2,9 @@
 //!
 //! Each module is one kind of real part the tests run against.
 #![warn(missing_docs)]
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
+pub mod bridge;
 pub mod fixtures;
+pub mod spec;
+pub mod tools;
