@@ -8,3 +8,4 @@ pub mod bridge;
 pub mod fixtures;
 pub mod spec;
 pub mod tools;
+pub mod upstream_http;

@@ -1,0 +1,178 @@
+//! Per-operation work done once, at build time: the base URL resolved, the path template split,
+//! header names and media types parsed. A call then only fills in values.
+//!
+//! A plan that cannot be compiled (a path placeholder without a parameter, a header name that is
+//! not a valid HTTP token) makes its tool unusable; the adapter drops that tool with a diagnostic
+//! rather than failing every call to it.
+
+use std::sync::Arc;
+
+use otc_mappings::openapi::{ParamLocation, RequestPlan};
+use percent_encoding::utf8_percent_encode;
+use reqwest::Method;
+use reqwest::header::{HeaderName, HeaderValue};
+use url::Url;
+
+use super::style::PATH_LITERAL;
+
+/// One piece of a path template.
+#[derive(Debug)]
+pub(crate) enum PathPart {
+    /// Text of the template, already encoded.
+    Literal(String),
+    /// The parameter at this index of `plan.params`.
+    Param(usize),
+}
+
+/// A request plan with everything that does not depend on the call worked out.
+#[derive(Debug)]
+pub(crate) struct CompiledPlan {
+    /// The plan as mapped.
+    pub(crate) plan: Arc<RequestPlan>,
+    /// The HTTP method.
+    pub(crate) method: Method,
+    /// The base URL, without a trailing `/`.
+    pub(crate) base: String,
+    /// The base URL's origin: the only one calls may reach.
+    pub(crate) origin: url::Origin,
+    /// The path template, split.
+    pub(crate) path: Vec<PathPart>,
+    /// For each parameter (same index as `plan.params`), its header name when it is a header.
+    pub(crate) header_names: Vec<Option<HeaderName>>,
+    /// `Accept`, from the plan's success media types.
+    pub(crate) accept: Option<HeaderValue>,
+    /// `Content-Type` of the body, when there is one (multipart sets its own).
+    pub(crate) content_type: Option<HeaderValue>,
+}
+
+impl CompiledPlan {
+    /// Compiles `plan` to be sent to `base`. The error says why the operation cannot be served.
+    pub(crate) fn new(plan: Arc<RequestPlan>, base: &Url) -> Result<Self, String> {
+        let method = Method::from_bytes(plan.method.as_bytes())
+            .map_err(|_| format!("'{}' is not an HTTP method", plan.method))?;
+        let path = split_path(&plan)?;
+        let header_names = plan
+            .params
+            .iter()
+            .map(|p| match p.location {
+                ParamLocation::Header => HeaderName::from_bytes(p.name.as_bytes())
+                    .map(Some)
+                    .map_err(|_| format!("header parameter '{}' is not a valid name", p.name)),
+                _ => Ok(None),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let accept =
+            if plan.accept.is_empty() {
+                None
+            } else {
+                let joined = plan.accept.join(", ");
+                Some(HeaderValue::from_str(&joined).map_err(|_| {
+                    format!("response media types '{joined}' are not a valid Accept")
+                })?)
+            };
+        let content_type = match &plan.body {
+            Some(body) => Some(
+                HeaderValue::from_str(&body.media_type)
+                    .map_err(|_| format!("'{}' is not a valid media type", body.media_type))?,
+            ),
+            None => None,
+        };
+        let base_text = base.as_str().trim_end_matches('/').to_owned();
+        Ok(Self {
+            method,
+            base: base_text,
+            origin: base.origin(),
+            path,
+            header_names,
+            accept,
+            content_type,
+            plan,
+        })
+    }
+}
+
+/// Splits `/pets/{petId}/photos` into literals and parameter references.
+fn split_path(plan: &RequestPlan) -> Result<Vec<PathPart>, String> {
+    let mut parts = Vec::new();
+    let mut rest = plan.path.as_str();
+    if !rest.starts_with('/') {
+        parts.push(PathPart::Literal("/".to_owned()));
+    }
+    while let Some(open) = rest.find('{') {
+        let (literal, tail) = rest.split_at(open);
+        let Some(close) = tail.find('}') else {
+            return Err(format!("unclosed '{{' in path '{}'", plan.path));
+        };
+        let name = &tail[1..close];
+        if !literal.is_empty() {
+            parts.push(PathPart::Literal(
+                utf8_percent_encode(literal, PATH_LITERAL).to_string(),
+            ));
+        }
+        let index = plan
+            .params
+            .iter()
+            .position(|p| p.location == ParamLocation::Path && p.name == name)
+            .ok_or_else(|| format!("path placeholder '{{{name}}}' has no path parameter"))?;
+        parts.push(PathPart::Param(index));
+        rest = &tail[close + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(PathPart::Literal(
+            utf8_percent_encode(rest, PATH_LITERAL).to_string(),
+        ));
+    }
+    Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use otc_mappings::openapi::{ParamPlan, ParamStyle};
+
+    use super::*;
+
+    fn plan(path: &str) -> Arc<RequestPlan> {
+        Arc::new(RequestPlan {
+            operation: format!("GET {path}"),
+            method: "GET".into(),
+            path: path.into(),
+            server_url: None,
+            params: vec![ParamPlan {
+                input: "id".into(),
+                name: "id".into(),
+                location: ParamLocation::Path,
+                style: ParamStyle::Simple,
+                explode: false,
+                allow_reserved: false,
+                required: true,
+                default: None,
+            }],
+            body: None,
+            security: Vec::new(),
+            accept: vec!["application/json".into()],
+        })
+    }
+
+    #[test]
+    fn path_template_is_split() {
+        let base = Url::parse("http://h/v1/").unwrap();
+        let compiled = CompiledPlan::new(plan("/a b/{id}/c"), &base).unwrap();
+        assert_eq!(compiled.base, "http://h/v1");
+        let text: Vec<String> = compiled
+            .path
+            .iter()
+            .map(|p| match p {
+                PathPart::Literal(s) => s.clone(),
+                PathPart::Param(i) => format!("<{i}>"),
+            })
+            .collect();
+        assert_eq!(text, ["/a%20b/", "<0>", "/c"]);
+    }
+
+    #[test]
+    fn unknown_placeholder_is_reported() {
+        let base = Url::parse("http://h").unwrap();
+        let err = CompiledPlan::new(plan("/x/{other}"), &base).unwrap_err();
+        assert!(err.contains("{other}"), "{err}");
+    }
+}

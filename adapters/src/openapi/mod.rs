@@ -1,0 +1,281 @@
+//! The OpenAPI adapter: serves the operations of one OpenAPI document as tools and forwards each
+//! call as the HTTP request its [`RequestPlan`] describes.
+//!
+//! Everything that does not depend on a call is done once in [`OpenApiAdapter::build`]: the
+//! document is loaded and mapped, each operation's base URL resolved (config `base_url` > the
+//! operation's absolute server URL > a relative server URL resolved against the document's URL),
+//! its path template split, its header names parsed ([`compile`]), the bridge's own credentials
+//! read from the environment, and one HTTP client built. A call then fills in values
+//! ([`request`]), sends, and turns the answer or the failure into a value or an
+//! [`AdapterError`] ([`response`]).
+//!
+//! Only the origin of an operation's base URL is ever contacted: values are percent-encoded so
+//! they cannot change the host, and redirects are followed only within that origin.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use otc_mappings::openapi::{MapOptions, RequestPlan, map_document};
+use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
+use reqwest::Client;
+use serde_json::Value;
+use url::Url;
+
+use crate::{Adapter, AdapterError, ToolCall};
+
+mod body;
+mod client;
+mod compile;
+mod config;
+mod load;
+mod request;
+mod response;
+mod style;
+
+pub use config::{
+    CredentialConfig, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_REDIRECTS,
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, OpenApiConfig,
+};
+
+use compile::CompiledPlan;
+use config::Secret;
+
+/// One OpenAPI source, ready to serve calls.
+pub struct OpenApiAdapter {
+    name: String,
+    client: Client,
+    mapped: Mapped<MappedTool>,
+    /// Compiled plans, keyed by the address of the plan they were compiled from (the `Arc`s in
+    /// `mapped`, which live as long as the adapter, so addresses are stable and unique).
+    plans: HashMap<usize, CompiledPlan>,
+    bases: BaseResolver,
+    bridge_credentials: BTreeMap<String, Secret>,
+    max_response_bytes: u64,
+    timeout: Duration,
+}
+
+impl fmt::Debug for OpenApiAdapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenApiAdapter")
+            .field("name", &self.name)
+            .field("tools", &self.mapped.tools.len())
+            .field("bridge_credentials", &self.bridge_credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenApiAdapter {
+    /// Loads the document named by `config.spec` (a file, read with tokio, or an http(s) URL,
+    /// fetched within `timeout_ms`), maps it (fetching sibling files its `$ref`s name, and
+    /// remote ones only with `allow_remote_refs`), resolves every operation's base URL, reads the
+    /// configured credentials from the environment and builds the HTTP client. Every failure is
+    /// `AdapterError::Setup` with a message that names the path, URL or key to fix.
+    pub async fn build(name: &str, config: &OpenApiConfig) -> Result<Self, AdapterError> {
+        let documents = load::for_documents(config)?;
+        let document = load::load(&config.spec, &documents).await?;
+        let options = MapOptions {
+            toolkit: config.toolkit.clone(),
+            version: config.version.clone(),
+            base_uri: Some(document.base_uri()),
+            allow_remote_refs: config.allow_remote_refs,
+            bridge_credentials: config.credentials.keys().cloned().collect(),
+        };
+        let loader = load::RefLoader::new(documents, &document, config.allow_remote_refs);
+        let url = document.url().cloned();
+        let spec = config.spec.clone();
+        // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
+        // the loader may wait on the runtime for remote `$ref`s.
+        let mapped =
+            tokio::task::spawn_blocking(move || map_document(&document.text, &options, &loader))
+                .await
+                .map_err(|e| AdapterError::Setup {
+                    message: format!("translating the OpenAPI document {spec} did not finish"),
+                    source: Some(Box::new(e)),
+                })?
+                .map_err(|e| AdapterError::Setup {
+                    message: format!("cannot translate the OpenAPI document {spec}: {e}"),
+                    source: Some(Box::new(e)),
+                })?;
+        Self::from_mapped(name, config, mapped, url.as_ref())
+    }
+
+    /// Builds an adapter from tools already mapped (by `map_document`, or by hand in tests and
+    /// benchmarks). `document_url` is where the document was fetched from, for relative server
+    /// URLs. Operations whose plan cannot be compiled are dropped with a diagnostic.
+    pub fn from_mapped(
+        name: &str,
+        config: &OpenApiConfig,
+        mut mapped: Mapped<MappedTool>,
+        document_url: Option<&Url>,
+    ) -> Result<Self, AdapterError> {
+        let bases = BaseResolver::new(config, document_url)?;
+        let mut bridge_credentials = BTreeMap::new();
+        for (scheme, credential) in &config.credentials {
+            bridge_credentials.insert(scheme.clone(), credential.read(scheme)?);
+        }
+
+        let mut plans = HashMap::with_capacity(mapped.tools.len());
+        let mut used_schemes = std::collections::BTreeSet::new();
+        let mut kept = Vec::with_capacity(mapped.tools.len());
+        for tool in std::mem::take(&mut mapped.tools) {
+            let Target::Http(plan) = &tool.target else {
+                kept.push(tool);
+                continue;
+            };
+            used_schemes.extend(plan.security.iter().flatten().map(|u| u.scheme.clone()));
+            let base = bases.resolve(plan).map_err(AdapterError::setup)?;
+            match CompiledPlan::new(Arc::clone(plan), &base) {
+                Ok(compiled) => {
+                    plans.insert(Arc::as_ptr(plan).addr(), compiled);
+                    kept.push(tool);
+                }
+                Err(reason) => mapped.diagnostics.push(Diagnostic::new(
+                    Severity::Skipped,
+                    Some(&plan.operation),
+                    None,
+                    reason,
+                )),
+            }
+        }
+        mapped.tools = kept;
+        for scheme in bridge_credentials.keys() {
+            if !used_schemes.contains(scheme) {
+                mapped.diagnostics.push(Diagnostic::new(
+                    Severity::Warning,
+                    None,
+                    None,
+                    format!("credentials: no operation uses the security scheme '{scheme}'"),
+                ));
+            }
+        }
+
+        Ok(Self {
+            name: name.to_owned(),
+            client: client::for_calls(config)?,
+            mapped,
+            plans,
+            bases,
+            bridge_credentials,
+            max_response_bytes: config.max_response_bytes,
+            timeout: Duration::from_millis(config.timeout_ms),
+        })
+    }
+}
+
+#[async_trait]
+impl Adapter for OpenApiAdapter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError> {
+        Ok(self.mapped.clone())
+    }
+
+    async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
+        let Target::Http(plan) = &call.tool.target else {
+            return Err(AdapterError::Protocol {
+                message: format!("{} is not an HTTP operation", call.tool.definition.id),
+                source: None,
+            });
+        };
+        // A plan this adapter did not list (a caller-built one) is compiled for the same
+        // upstream on the spot.
+        let compiled_here;
+        let compiled = match self.plans.get(&Arc::as_ptr(plan).addr()) {
+            Some(compiled) if Arc::ptr_eq(&compiled.plan, plan) => compiled,
+            _ => {
+                let base = self.bases.resolve(plan).map_err(AdapterError::setup)?;
+                compiled_here =
+                    CompiledPlan::new(Arc::clone(plan), &base).map_err(AdapterError::setup)?;
+                &compiled_here
+            }
+        };
+        let (request, sent) = request::prepare(
+            &self.client,
+            compiled,
+            &call.input,
+            &call.context,
+            &self.bridge_credentials,
+            call.trace_id.as_deref(),
+        )?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| response::classify(e, self.timeout))?;
+        response::read(response, self.max_response_bytes, &sent, self.timeout).await
+    }
+}
+
+/// Resolves each operation's base URL by the rule in the module docs.
+#[derive(Debug)]
+struct BaseResolver {
+    configured: Option<Url>,
+    document_url: Option<Url>,
+}
+
+impl BaseResolver {
+    fn new(config: &OpenApiConfig, document_url: Option<&Url>) -> Result<Self, AdapterError> {
+        let configured = match &config.base_url {
+            Some(text) => {
+                let url = Url::parse(text).map_err(|e| AdapterError::Setup {
+                    message: format!("base_url '{text}' is not an absolute URL"),
+                    source: Some(Box::new(e)),
+                })?;
+                check_http(&url).map_err(|why| AdapterError::setup(format!("base_url: {why}")))?;
+                Some(url)
+            }
+            None => None,
+        };
+        Ok(Self {
+            configured,
+            document_url: document_url.cloned(),
+        })
+    }
+
+    fn resolve(&self, plan: &RequestPlan) -> Result<Url, String> {
+        if let Some(url) = &self.configured {
+            return Ok(url.clone());
+        }
+        let server = plan.server_url.as_deref().unwrap_or("/");
+        let url = match (Url::parse(server), &self.document_url) {
+            (Ok(url), _) => url,
+            (Err(url::ParseError::RelativeUrlWithoutBase), Some(document)) => {
+                document.join(server).map_err(|e| {
+                    format!(
+                        "{}: server URL '{server}' cannot be resolved: {e}",
+                        plan.operation
+                    )
+                })?
+            }
+            (Err(url::ParseError::RelativeUrlWithoutBase), None) => {
+                return Err(format!(
+                    "{}: the document gives no absolute server URL{} and was not loaded from a URL: set base_url",
+                    plan.operation,
+                    plan.server_url
+                        .as_deref()
+                        .map(|s| format!(" (only '{s}')"))
+                        .unwrap_or_default()
+                ));
+            }
+            (Err(e), _) => {
+                return Err(format!(
+                    "{}: server URL '{server}' is invalid ({e}): set base_url",
+                    plan.operation
+                ));
+            }
+        };
+        check_http(&url).map_err(|why| format!("{}: {why}: set base_url", plan.operation))?;
+        Ok(url)
+    }
+}
+
+fn check_http(url: &Url) -> Result<(), String> {
+    match url.scheme() {
+        "http" | "https" if url.has_host() => Ok(()),
+        _ => Err(format!("'{url}' is not an http(s) URL")),
+    }
+}

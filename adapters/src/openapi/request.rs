@@ -1,0 +1,344 @@
+//! One call's HTTP request: the compiled plan, filled in from the call's input and context.
+//!
+//! Omitted inputs take their declared defaults; path and query text come from [`super::style`];
+//! credentials come from the bridge's own configuration first (a configured scheme satisfies the
+//! requirement), then from the call's `context`, and are placed as the scheme says. The values
+//! sent are remembered so that an upstream echoing them in an error body cannot leak them.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use otc_mappings::openapi::{CredentialPlacement, CredentialSource, CredentialUse, ParamLocation};
+use otc_mappings::otc::CallContext;
+use reqwest::header::{ACCEPT, AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Client, RequestBuilder};
+use serde_json::{Map, Value};
+use url::Url;
+
+use super::body;
+use super::compile::{CompiledPlan, PathPart};
+use super::config::Secret;
+use super::style::{self, COMPONENT};
+use crate::AdapterError;
+
+/// The credential values one request carried, in every form they were sent in.
+#[derive(Default)]
+pub(crate) struct Sent(Vec<String>);
+
+impl Sent {
+    /// Replaces every sent credential in `text` with `[redacted]`.
+    pub(crate) fn scrub(&self, text: &mut String) {
+        for secret in &self.0 {
+            if !secret.is_empty() && text.contains(secret.as_str()) {
+                *text = text.replace(secret.as_str(), "[redacted]");
+            }
+        }
+    }
+}
+
+/// Builds the request for one call.
+pub(crate) fn prepare(
+    client: &Client,
+    compiled: &CompiledPlan,
+    input: &Map<String, Value>,
+    context: &CallContext,
+    bridge: &BTreeMap<String, Secret>,
+    trace_id: Option<&str>,
+) -> Result<(RequestBuilder, Sent), AdapterError> {
+    let plan = &*compiled.plan;
+    let value_of = |index: usize| {
+        let param = &plan.params[index];
+        input.get(&param.input).or(param.default.as_ref())
+    };
+
+    let mut url = String::with_capacity(compiled.base.len() + plan.path.len() + 64);
+    url.push_str(&compiled.base);
+    for part in &compiled.path {
+        match part {
+            PathPart::Literal(text) => url.push_str(text),
+            PathPart::Param(index) => {
+                let Some(value) = value_of(*index) else {
+                    return Err(AdapterError::BadInput {
+                        message: format!(
+                            "the path parameter '{}' is required",
+                            plan.params[*index].input
+                        ),
+                    });
+                };
+                style::write_path(&mut url, &plan.params[*index], value);
+            }
+        }
+    }
+
+    let mut query = String::new();
+    let mut cookies = String::new();
+    let mut headers = HeaderMap::new();
+    for (index, param) in plan.params.iter().enumerate() {
+        let Some(value) = value_of(index) else {
+            continue;
+        };
+        match param.location {
+            ParamLocation::Path => {}
+            ParamLocation::Query => style::write_query(&mut query, param, value),
+            ParamLocation::Cookie => style::write_cookie(&mut cookies, param, value),
+            ParamLocation::Header => {
+                if let Some(name) = &compiled.header_names[index] {
+                    let text = style::header_text(param, value);
+                    let value =
+                        HeaderValue::from_str(&text).map_err(|_| AdapterError::BadInput {
+                            message: format!(
+                                "the header parameter '{}' holds characters a header cannot carry",
+                                param.input
+                            ),
+                        })?;
+                    headers.append(name.clone(), value);
+                }
+            }
+        }
+    }
+
+    let mut sent = Sent::default();
+    for (usage, secret) in select_credentials(&plan.security, context, bridge)? {
+        place(
+            usage,
+            secret,
+            &mut query,
+            &mut cookies,
+            &mut headers,
+            &mut sent,
+        )?;
+    }
+
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query);
+    }
+    let url = Url::parse(&url).map_err(|e| AdapterError::BadInput {
+        message: format!("the input makes an invalid URL: {e}"),
+    })?;
+    // Values are percent-encoded, so this holds by construction; checked anyway because it is
+    // the promise that only the configured upstream is ever contacted.
+    if url.origin() != compiled.origin {
+        return Err(AdapterError::BadInput {
+            message: "the input would send the request to another host".to_owned(),
+        });
+    }
+
+    if !cookies.is_empty() {
+        let value = HeaderValue::from_str(&cookies).map_err(|_| AdapterError::BadInput {
+            message: "a cookie value holds characters a header cannot carry".to_owned(),
+        })?;
+        headers.insert(COOKIE, value);
+    }
+    if let Some(accept) = &compiled.accept {
+        headers.insert(ACCEPT, accept.clone());
+    }
+    if let Some((name, value)) = trace_id.and_then(trace_header) {
+        headers.insert(name, value);
+    }
+
+    let request = client
+        .request(compiled.method.clone(), url)
+        .headers(headers);
+    let request = body::attach(request, compiled, input)?;
+    Ok((request, sent))
+}
+
+/// Picks the first alternative whose every credential is available, preferring one that sends
+/// something over the empty alternative (optional security), so a caller's key is used.
+fn select_credentials<'a>(
+    security: &'a [Vec<CredentialUse>],
+    context: &'a CallContext,
+    bridge: &'a BTreeMap<String, Secret>,
+) -> Result<Vec<(&'a CredentialUse, &'a str)>, AdapterError> {
+    if security.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lookup = |usage: &'a CredentialUse| -> Option<&'a str> {
+        if let Some(secret) = bridge.get(&usage.scheme) {
+            return Some(secret.expose());
+        }
+        match usage.source {
+            CredentialSource::Authorization => context.token(&usage.requirement_id),
+            CredentialSource::Secret => context.secret(&usage.requirement_id),
+            CredentialSource::Bridge => None,
+        }
+    };
+    let mut missing = None;
+    for alternative in security.iter().filter(|a| !a.is_empty()) {
+        let found: Option<Vec<_>> = alternative
+            .iter()
+            .map(|usage| lookup(usage).map(|value| (usage, value)))
+            .collect();
+        match found {
+            Some(found) => return Ok(found),
+            None if missing.is_none() => {
+                missing = alternative.iter().find(|u| lookup(u).is_none());
+            }
+            None => {}
+        }
+    }
+    if security.iter().any(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let message = match missing {
+        Some(usage) => format!(
+            "the credential '{}' (security scheme '{}') is missing from context",
+            usage.requirement_id, usage.scheme
+        ),
+        None => "no credentials are available for this operation".to_owned(),
+    };
+    Err(AdapterError::BadInput { message })
+}
+
+fn place(
+    usage: &CredentialUse,
+    secret: &str,
+    query: &mut String,
+    cookies: &mut String,
+    headers: &mut HeaderMap,
+    sent: &mut Sent,
+) -> Result<(), AdapterError> {
+    let invalid = || AdapterError::BadInput {
+        message: format!(
+            "the credential '{}' holds characters a header cannot carry",
+            usage.requirement_id
+        ),
+    };
+    sent.0.push(secret.to_owned());
+    match &usage.placement {
+        CredentialPlacement::Bearer => {
+            let token = strip_scheme(secret, "Bearer");
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        CredentialPlacement::Basic => {
+            let given = strip_scheme(secret, "Basic");
+            // `user:password` is encoded here; a value without ':' is already base64 (the
+            // base64 alphabet has no ':').
+            let encoded = if given.contains(':') {
+                let encoded = STANDARD.encode(given);
+                sent.0.push(encoded.clone());
+                encoded
+            } else {
+                given.to_owned()
+            };
+            let mut value =
+                HeaderValue::from_str(&format!("Basic {encoded}")).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        CredentialPlacement::Scheme { scheme } => {
+            let token = strip_scheme(secret, scheme);
+            let mut value =
+                HeaderValue::from_str(&format!("{scheme} {token}")).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        CredentialPlacement::Header { name } => {
+            let name =
+                HeaderName::from_bytes(name.as_bytes()).map_err(|_| AdapterError::Setup {
+                    message: format!(
+                        "security scheme '{}' names an invalid header '{name}'",
+                        usage.scheme
+                    ),
+                    source: None,
+                })?;
+            let mut value = HeaderValue::from_str(secret).map_err(|_| invalid())?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        CredentialPlacement::Query { name } => {
+            style::push_pair(query, name, secret, COMPONENT);
+            let encoded = percent_encoding::utf8_percent_encode(secret, COMPONENT).to_string();
+            if encoded != secret {
+                sent.0.push(encoded);
+            }
+        }
+        CredentialPlacement::Cookie { name } => style::push_cookie(cookies, name, secret),
+    }
+    Ok(())
+}
+
+/// `Bearer abc` given where `abc` is expected: the scheme word is not doubled.
+fn strip_scheme<'a>(value: &'a str, scheme: &str) -> &'a str {
+    let n = scheme.len();
+    match (value.get(..n), value.get(n..n + 1)) {
+        (Some(head), Some(" ")) if head.eq_ignore_ascii_case(scheme) => value[n + 1..].trim_start(),
+        _ => value,
+    }
+}
+
+/// `traceparent` when the id is a valid W3C trace context, else `X-Trace-Id`.
+fn trace_header(trace_id: &str) -> Option<(HeaderName, HeaderValue)> {
+    let value = HeaderValue::from_str(trace_id).ok()?;
+    let name = if is_traceparent(trace_id) {
+        HeaderName::from_static("traceparent")
+    } else {
+        HeaderName::from_static("x-trace-id")
+    };
+    Some((name, value))
+}
+
+/// `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, ids not all zero, version not `ff`.
+fn is_traceparent(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let hex = |s: &str, len: usize| {
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    match parts.as_slice() {
+        [version, trace, parent, flags] => {
+            hex(version, 2)
+                && *version != "ff"
+                && hex(trace, 32)
+                && trace.bytes().any(|b| b != b'0')
+                && hex(parent, 16)
+                && parent.bytes().any(|b| b != b'0')
+                && hex(flags, 2)
+                && (*version != "00" || text.len() == 55)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_is_recognised() {
+        assert!(is_traceparent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        ));
+        assert!(!is_traceparent(
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01"
+        ));
+        assert!(!is_traceparent(
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"
+        ));
+        assert!(!is_traceparent("abc-123"));
+        let (name, _) = trace_header("abc-123").unwrap();
+        assert_eq!(name, "x-trace-id");
+    }
+
+    #[test]
+    fn scheme_words_are_not_doubled() {
+        assert_eq!(strip_scheme("Bearer abc", "Bearer"), "abc");
+        assert_eq!(strip_scheme("bearer  abc", "Bearer"), "abc");
+        assert_eq!(strip_scheme("abc", "Bearer"), "abc");
+        assert_eq!(strip_scheme("Bearerabc", "Bearer"), "Bearerabc");
+    }
+
+    #[test]
+    fn scrub_replaces_every_form() {
+        let sent = Sent(vec!["s3cret".into(), "czNjcmV0".into()]);
+        let mut text = "bad key s3cret (czNjcmV0)".to_owned();
+        sent.scrub(&mut text);
+        assert_eq!(text, "bad key [redacted] ([redacted])");
+    }
+}

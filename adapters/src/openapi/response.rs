@@ -1,0 +1,302 @@
+//! Upstream answers and failures, turned into a tool value or an [`AdapterError`].
+//!
+//! Values (DESIGN.md §4, "Values"):
+//! - an empty body (204, or zero bytes) is `null`;
+//! - JSON (`application/json`, `*/*+json`) is the parsed value; JSON that does not parse is a
+//!   `Protocol` error, not a panic and not a string;
+//! - text (`text/*`, XML, YAML) is a string (invalid UTF-8 replaced);
+//! - anything else is `{"media_type": "<Content-Type as sent>", "base64": "<standard base64>"}`;
+//! - no `Content-Type`: JSON if it parses, else text if it is UTF-8, else binary.
+//!
+//! Bodies are streamed and counted: past `max_response_bytes` the call fails with
+//! `ResponseTooLarge` without reading further. Failures are classified by what happened
+//! (timeout, refused, TLS, lost mid-way), and an error body is trimmed and scrubbed of every
+//! credential the request carried before it leaves this module.
+
+use std::error::Error as StdError;
+use std::io;
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::Response;
+use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use serde_json::{Value, json};
+
+use super::request::Sent;
+use crate::AdapterError;
+
+/// How much of an error body is kept for the caller.
+const ERROR_BODY_KEEP: usize = 2048;
+/// How much of an error body is read (a little more than is kept, so a secret cut at the
+/// boundary is still recognised and scrubbed).
+const ERROR_BODY_READ: u64 = 16 * 1024;
+
+/// Turns a response into the tool's value, or an `UpstreamStatus` error for non-2xx.
+pub(crate) async fn read(
+    mut response: Response,
+    limit: u64,
+    sent: &Sent,
+    timeout: Duration,
+) -> Result<Value, AdapterError> {
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let body = if status.is_redirection() {
+            // Only reached when the redirect was not followed: another origin, or none given.
+            let target = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| response.url().join(l).ok())
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_else(|| "an unknown location".to_owned());
+            Some(format!(
+                "the upstream redirected to {target}; redirects are only followed within the upstream's own origin"
+            ))
+        } else {
+            // A body that breaks off still leaves the status to report.
+            let bytes = collect(&mut response, ERROR_BODY_READ.min(limit), true, timeout)
+                .await
+                .unwrap_or_default();
+            error_text(&bytes, sent)
+        };
+        return Err(AdapterError::UpstreamStatus {
+            status: status.as_u16(),
+            retry_after,
+            body,
+        });
+    }
+
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = collect(&mut response, limit, false, timeout).await?;
+    value_of(&bytes, content_type.as_deref())
+}
+
+/// Reads the body, at most `limit` bytes: past it, `truncate` keeps what was read, otherwise the
+/// call fails.
+async fn collect(
+    response: &mut Response,
+    limit: u64,
+    truncate: bool,
+    timeout: Duration,
+) -> Result<Vec<u8>, AdapterError> {
+    let too_large = AdapterError::ResponseTooLarge { limit_bytes: limit };
+    let declared = response.content_length();
+    if !truncate && declared.is_some_and(|n| n > limit) {
+        return Err(too_large);
+    }
+    let capacity = declared.unwrap_or(0).min(limit).min(1 << 20);
+    let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await.map_err(|e| classify(e, timeout))? {
+        let room = usize::try_from(limit)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(body.len());
+        if chunk.len() > room {
+            if truncate {
+                body.extend_from_slice(&chunk[..room]);
+                break;
+            }
+            return Err(too_large);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The value of a 2xx body of `content_type`.
+pub(crate) fn value_of(bytes: &[u8], content_type: Option<&str>) -> Result<Value, AdapterError> {
+    if bytes.is_empty() {
+        return Ok(Value::Null);
+    }
+    let Some(content_type) = content_type else {
+        if let Ok(value) = serde_json::from_slice(bytes) {
+            return Ok(value);
+        }
+        return Ok(match std::str::from_utf8(bytes) {
+            Ok(text) => Value::String(text.to_owned()),
+            Err(_) => binary("application/octet-stream", bytes),
+        });
+    };
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if essence == "application/json" || essence.ends_with("+json") || essence == "text/json" {
+        serde_json::from_slice(bytes).map_err(|e| {
+            AdapterError::protocol("the upstream sent a JSON body that does not parse", e)
+        })
+    } else if is_text(&essence) {
+        Ok(Value::String(String::from_utf8_lossy(bytes).into_owned()))
+    } else {
+        Ok(binary(content_type.trim(), bytes))
+    }
+}
+
+fn is_text(essence: &str) -> bool {
+    essence.starts_with("text/")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence,
+            "application/xml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/javascript"
+                | "application/x-www-form-urlencoded"
+        )
+}
+
+fn binary(media_type: &str, bytes: &[u8]) -> Value {
+    json!({ "media_type": media_type, "base64": STANDARD.encode(bytes) })
+}
+
+/// An error body for the caller: UTF-8 (lossy), credentials scrubbed, trimmed to about 2 KB.
+fn error_text(bytes: &[u8], sent: &Sent) -> Option<String> {
+    let mut text = String::from_utf8_lossy(bytes).into_owned();
+    sent.scrub(&mut text);
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    if trimmed.len() <= ERROR_BODY_KEEP {
+        return Some(trimmed.to_owned());
+    }
+    let mut cut = ERROR_BODY_KEEP;
+    while !trimmed.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some(format!("{}…", &trimmed[..cut]))
+}
+
+/// `Retry-After`: delay-seconds or an HTTP-date (a date in the past is zero).
+pub(crate) fn parse_retry_after(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(text).ok()?;
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// Classifies a transport failure by what happened. The URL is dropped from the error: it may
+/// carry an API key in its query.
+pub(crate) fn classify(error: reqwest::Error, timeout: Duration) -> AdapterError {
+    let error = error.without_url();
+    if error.is_timeout() {
+        return AdapterError::Timeout { elapsed: timeout };
+    }
+    if error.is_connect() {
+        let message = match tls_cause(&error) {
+            Some(tls) => format!("TLS handshake failed: {tls}"),
+            None => root_cause(&error),
+        };
+        return AdapterError::Unreachable {
+            message,
+            source: Some(Box::new(error)),
+        };
+    }
+    if error.is_redirect() {
+        return AdapterError::Protocol {
+            message: "the upstream redirected too many times".to_owned(),
+            source: Some(Box::new(error)),
+        };
+    }
+    if error.is_builder() {
+        return AdapterError::BadInput {
+            message: format!("the request cannot be built: {}", root_cause(&error)),
+        };
+    }
+    AdapterError::ConnectionLost {
+        message: root_cause(&error),
+    }
+}
+
+/// A rustls error anywhere in the chain (hyper-rustls wraps it in an `io::Error`).
+fn tls_cause(error: &(dyn StdError + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(err) = current {
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        // `io::Error::source` skips the error it wraps, so step into it explicitly.
+        current = match err.downcast_ref::<io::Error>().and_then(|io| io.get_ref()) {
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
+            None => err.source(),
+        };
+    }
+    None
+}
+
+/// The innermost cause's message (`Connection refused (os error 111)`), which says the most.
+fn root_cause(error: &(dyn StdError + 'static)) -> String {
+    let mut current = error;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_both_forms() {
+        assert_eq!(parse_retry_after("120"), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        let future = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(3600));
+        let wait = parse_retry_after(&future).unwrap();
+        assert!(wait > Duration::from_secs(3000) && wait <= Duration::from_secs(3600));
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn values_by_media_type() {
+        assert_eq!(
+            value_of(b"", Some("application/json")).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            value_of(b"{\"a\":1}", Some("application/problem+json")).unwrap(),
+            json!({"a": 1})
+        );
+        assert_eq!(
+            value_of(b"hi", Some("text/plain; charset=utf-8")).unwrap(),
+            json!("hi")
+        );
+        assert_eq!(
+            value_of(&[0, 1], Some("image/png")).unwrap(),
+            json!({"media_type": "image/png", "base64": "AAE="})
+        );
+        assert_eq!(value_of(b"[1]", None).unwrap(), json!([1]));
+        assert!(matches!(
+            value_of(b"{oops", Some("application/json")),
+            Err(AdapterError::Protocol { .. })
+        ));
+    }
+
+    #[test]
+    fn error_bodies_are_trimmed_on_a_char_boundary() {
+        let long = "é".repeat(3000);
+        let text = error_text(long.as_bytes(), &Sent::default()).unwrap();
+        assert!(text.len() <= ERROR_BODY_KEEP + '…'.len_utf8());
+        assert!(text.ends_with('…'));
+        assert_eq!(error_text(b"  ", &Sent::default()), None);
+    }
+}

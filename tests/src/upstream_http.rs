@@ -1,0 +1,310 @@
+//! A real HTTP upstream for the OpenAPI adapter's tests: an axum server on `127.0.0.1:0` whose
+//! operations are described by `tests/fixtures/openapi/upstream.yaml`.
+//!
+//! Every `/echo/...` route answers with what it received, exactly as it arrived on the wire (raw
+//! path and query, headers, the body decoded by its media type), so a test can check that a
+//! value was serialised as the document says. The other routes each produce one upstream
+//! behaviour: a status with `Retry-After`, a slow answer, invalid JSON, a big body, a connection
+//! that breaks mid-body, redirects.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// The bytes `GET /binary` answers with (a PNG signature).
+pub const BINARY_BODY: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+
+/// The upstream's OpenAPI document, also served at `/openapi.yaml` (with a relative server URL,
+/// so a document fetched from there resolves to this upstream).
+pub const DOCUMENT: &str = include_str!("../fixtures/openapi/upstream.yaml");
+
+/// The OpenAPI document that describes this upstream.
+pub fn document_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/upstream.yaml")
+}
+
+/// A running upstream; stopped when dropped.
+#[derive(Debug)]
+pub struct Upstream {
+    addr: SocketAddr,
+    hits: Arc<AtomicUsize>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Upstream {
+    /// Starts the upstream on a free loopback port.
+    pub async fn start() -> Self {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = router(Arc::clone(&hits));
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self { addr, hits, task }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// How many requests reached it.
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+/// An address nothing listens on (a port bound and released), for "connection refused".
+pub async fn closed_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap()
+}
+
+fn router(hits: Arc<AtomicUsize>) -> Router {
+    Router::new()
+        .route("/echo", any(echo))
+        .route("/echo/{*rest}", any(echo))
+        .route("/status/{code}", any(status))
+        .route("/slow", get(slow))
+        .route("/invalid-json", get(invalid_json))
+        .route("/big", get(big))
+        .route("/text", get(|| async { "hello, world" }))
+        .route("/binary", get(binary))
+        .route("/empty", any(|| async { StatusCode::NO_CONTENT }))
+        .route("/redirect", get(redirect))
+        .route("/reset", get(reset))
+        .route("/openapi.yaml", get(|| async { DOCUMENT }))
+        .layer(axum::middleware::from_fn_with_state(
+            hits,
+            |State(hits): State<Arc<AtomicUsize>>, req: Request, next: axum::middleware::Next| async move {
+                hits.fetch_add(1, Ordering::SeqCst);
+                next.run(req).await
+            },
+        ))
+}
+
+/// Echoes the request as it arrived.
+async fn echo(request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let content_type = header_text(&parts.headers, header::CONTENT_TYPE.as_str());
+    axum::Json(json!({
+        "method": parts.method.as_str(),
+        "path": parts.uri.path(),
+        "query": parts.uri.query(),
+        "headers": headers_json(&parts.headers),
+        "body": body_json(content_type.as_deref(), &bytes),
+    }))
+    .into_response()
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    let values: Vec<&str> = headers
+        .get_all(name)
+        .iter()
+        .map(|v| v.to_str().unwrap_or("<binary>"))
+        .collect();
+    (!values.is_empty()).then(|| values.join(", "))
+}
+
+fn headers_json(headers: &HeaderMap) -> Value {
+    let mut map = Map::new();
+    for name in headers.keys() {
+        if let Some(text) = header_text(headers, name.as_str()) {
+            map.insert(name.as_str().to_owned(), Value::String(text));
+        }
+    }
+    Value::Object(map)
+}
+
+/// The body as the echo reports it: `json`, `form` pairs, multipart `parts`, `text`, or
+/// `bytes` (numbers) for anything that is not UTF-8.
+fn body_json(content_type: Option<&str>, bytes: &[u8]) -> Value {
+    if bytes.is_empty() {
+        return Value::Null;
+    }
+    let content_type = content_type.unwrap_or_default();
+    let mut out = json!({ "content_type": content_type });
+    if content_type.starts_with("application/json") {
+        out["json"] = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+    } else if content_type.starts_with("application/x-www-form-urlencoded") {
+        let pairs: Vec<(String, String)> = serde_urlencoded_pairs(bytes);
+        out["form"] = json!(pairs);
+    } else if let Some(boundary) = content_type
+        .strip_prefix("multipart/form-data; boundary=")
+        .map(|b| b.trim_matches('"'))
+    {
+        out["parts"] = Value::Array(multipart_parts(bytes, boundary));
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out["text"] = Value::String(text.to_owned()),
+        Err(_) => out["bytes"] = json!(bytes),
+    }
+    out
+}
+
+fn serde_urlencoded_pairs(bytes: &[u8]) -> Vec<(String, String)> {
+    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+        &format!("/?{}", String::from_utf8_lossy(bytes))
+            .parse()
+            .unwrap(),
+    )
+    .map(|q| q.0)
+    .unwrap_or_default()
+}
+
+/// A small multipart/form-data reader: each part's name, filename, type and content.
+fn multipart_parts(body: &[u8], boundary: &str) -> Vec<Value> {
+    let delimiter = format!("--{boundary}");
+    let text = body;
+    let mut parts = Vec::new();
+    let positions: Vec<usize> = find_all(text, delimiter.as_bytes());
+    for pair in positions.windows(2) {
+        let start = pair[0] + delimiter.len() + 2; // skip the delimiter and CRLF
+        let end = pair[1] - 2; // the CRLF before the next delimiter
+        let part = &text[start..end];
+        let split = find_all(part, b"\r\n\r\n")[0];
+        let head = String::from_utf8_lossy(&part[..split]).into_owned();
+        let content = &part[split + 4..];
+        let mut value = json!({});
+        for line in head.split("\r\n") {
+            let (name, rest) = line.split_once(':').unwrap();
+            if name.eq_ignore_ascii_case("content-type") {
+                value["content_type"] = json!(rest.trim());
+            }
+            if name.eq_ignore_ascii_case("content-disposition") {
+                for attr in rest.split(';').skip(1) {
+                    let (k, v) = attr.trim().split_once('=').unwrap();
+                    value[k] = json!(v.trim_matches('"'));
+                }
+            }
+        }
+        match std::str::from_utf8(content) {
+            Ok(s) => value["text"] = json!(s),
+            Err(_) => value["bytes"] = json!(content),
+        }
+        parts.push(value);
+    }
+    parts
+}
+
+fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
+    (0..haystack.len().saturating_sub(needle.len() - 1))
+        .filter(|&i| haystack[i..].starts_with(needle))
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct StatusQuery {
+    retry_after: Option<String>,
+}
+
+/// Answers `code` with a JSON body that repeats the credentials it was sent (a careless
+/// upstream), and `Retry-After` when asked.
+async fn status(
+    Path(code): Path<u16>,
+    Query(query): Query<StatusQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let status = StatusCode::from_u16(code).unwrap();
+    let body = json!({
+        "error": format!("failed with {code}"),
+        "authorization": header_text(&headers, "authorization"),
+        "api_key": header_text(&headers, "x-api-key"),
+    });
+    let mut response = (status, axum::Json(body)).into_response();
+    if let Some(retry_after) = query.retry_after {
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from_str(&retry_after).unwrap(),
+        );
+    }
+    response
+}
+
+/// Never answers.
+async fn slow() -> Response {
+    std::future::pending::<()>().await;
+    StatusCode::OK.into_response()
+}
+
+async fn invalid_json() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        "{\"truncated\": ",
+    )
+        .into_response()
+}
+
+#[derive(Deserialize)]
+struct BigQuery {
+    bytes: usize,
+    #[serde(default)]
+    chunked: bool,
+}
+
+/// `bytes` bytes of JSON-free text, with a `Content-Length` or (with `chunked`) streamed
+/// without one, so the adapter's limit is tested both ways.
+async fn big(Query(query): Query<BigQuery>) -> Response {
+    let content = vec![b'x'; query.bytes];
+    let headers = [(header::CONTENT_TYPE, "text/plain")];
+    if query.chunked {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = content
+            .chunks(1024)
+            .map(|c| Ok(Bytes::copy_from_slice(c)))
+            .collect();
+        (headers, Body::from_stream(futures::stream::iter(chunks))).into_response()
+    } else {
+        (headers, content).into_response()
+    }
+}
+
+async fn binary() -> Response {
+    ([(header::CONTENT_TYPE, "image/png")], BINARY_BODY).into_response()
+}
+
+#[derive(Deserialize)]
+struct RedirectQuery {
+    to: String,
+}
+
+async fn redirect(Query(query): Query<RedirectQuery>) -> Response {
+    (StatusCode::FOUND, [(header::LOCATION, query.to)]).into_response()
+}
+
+/// Starts a chunked body, then fails it: hyper aborts the connection mid-response.
+async fn reset() -> Response {
+    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+        Ok(Bytes::from_static(b"{\"partial\": ")),
+        Err(std::io::Error::other("upstream crashed")),
+    ];
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(futures::stream::iter(chunks)),
+    )
+        .into_response()
+}
