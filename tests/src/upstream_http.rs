@@ -30,6 +30,16 @@ pub const BINARY_BODY: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]
 /// so a document fetched from there resolves to this upstream).
 pub const DOCUMENT: &str = include_str!("../fixtures/openapi/upstream.yaml");
 
+/// A document whose body schema is a `$ref` to a sibling file, served at `/split/api.yaml`.
+pub const SPLIT_API: &str = include_str!("../fixtures/openapi/split/api.yaml");
+/// The sibling of [`SPLIT_API`], served at `/split/schemas.yaml`.
+pub const SPLIT_SCHEMAS: &str = include_str!("../fixtures/openapi/split/schemas.yaml");
+
+/// The path of the split document's main file.
+pub fn split_document_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/split/api.yaml")
+}
+
 /// The OpenAPI document that describes this upstream.
 pub fn document_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/upstream.yaml")
@@ -98,6 +108,8 @@ fn router(hits: Arc<AtomicUsize>) -> Router {
         .route("/redirect", get(redirect))
         .route("/reset", get(reset))
         .route("/openapi.yaml", get(|| async { DOCUMENT }))
+        .route("/split/api.yaml", get(|| async { SPLIT_API }))
+        .route("/split/schemas.yaml", get(|| async { SPLIT_SCHEMAS }))
         .layer(axum::middleware::from_fn_with_state(
             hits,
             |State(hits): State<Arc<AtomicUsize>>, req: Request, next: axum::middleware::Next| async move {

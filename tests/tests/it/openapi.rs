@@ -660,3 +660,86 @@ async fn setup_errors_name_what_to_fix() {
     .unwrap_err();
     assert!(err.to_string().contains(&closed.to_string()), "{err}");
 }
+
+/// The `name` property of the only tool's input schema, if the body schema was resolved.
+fn pet_name_property(listed: &Mapped<MappedTool>) -> Option<Value> {
+    let schema = &listed.tools.first()?.definition.input_schema;
+    schema.pointer("/properties/name").cloned()
+}
+
+#[tokio::test]
+async fn sibling_file_refs_are_read_for_a_file_document() {
+    let upstream = Upstream::start().await;
+    let mut config = OpenApiConfig::new(upstream_http::split_document_path().display().to_string());
+    config.base_url = Some(upstream.url());
+    let adapter = OpenApiAdapter::build("split", &config).await.unwrap();
+    let listed = adapter.list_tools().await.unwrap();
+    let name = pet_name_property(&listed).unwrap();
+    assert_eq!(name["description"], "The pet's name.");
+    let value = adapter
+        .call(ToolCall {
+            tool: Arc::new(listed.tools[0].clone()),
+            input: json!({"name": "Rex"}).as_object().unwrap().clone(),
+            context: CallContext::default(),
+            call_id: "c".into(),
+            trace_id: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(value["body"]["json"], json!({"name": "Rex"}));
+}
+
+#[tokio::test]
+async fn refs_of_a_remote_document_are_fetched_only_when_allowed() {
+    let upstream = Upstream::start().await;
+    let spec = format!("{}/split/api.yaml", upstream.url());
+
+    let refused = OpenApiAdapter::build("split", &OpenApiConfig::new(spec.clone()))
+        .await
+        .unwrap();
+    assert_eq!(upstream.hits(), 1, "only the document itself is fetched");
+    let listed = refused.list_tools().await.unwrap();
+    assert!(pet_name_property(&listed).is_none());
+    let said = format!("{:?}", listed.diagnostics);
+    assert!(said.contains("schemas.yaml"), "{said}");
+
+    let mut config = OpenApiConfig::new(spec);
+    config.allow_remote_refs = true;
+    let allowed = OpenApiAdapter::build("split", &config).await.unwrap();
+    let listed = allowed.list_tools().await.unwrap();
+    assert_eq!(pet_name_property(&listed).unwrap()["type"], "string");
+}
+
+/// `/redirect?to=…` nested `depth` times around `/text`.
+fn redirect_chain(depth: usize) -> String {
+    let mut target = "/text".to_owned();
+    for _ in 0..depth {
+        let encoded: String = target
+            .chars()
+            .map(|c| match c {
+                '%' => "%25".to_owned(),
+                '?' => "%3F".to_owned(),
+                '=' => "%3D".to_owned(),
+                '&' => "%26".to_owned(),
+                c => c.to_string(),
+            })
+            .collect();
+        target = format!("/redirect?to={encoded}");
+    }
+    target
+}
+
+#[tokio::test]
+async fn redirect_chains_past_the_limit_fail() {
+    let fx = fixture_with(|c| c.max_redirects = 3).await;
+    let ok = fx
+        .call("GET /redirect", json!({"to": redirect_chain(2)}))
+        .await
+        .unwrap();
+    assert_eq!(ok, "hello, world");
+    let err = fx
+        .call("GET /redirect", json!({"to": redirect_chain(5)}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AdapterError::Protocol { .. }), "{err:?}");
+}
