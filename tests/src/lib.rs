@@ -9,3 +9,4 @@ pub mod fixtures;
 pub mod spec;
 pub mod tools;
 pub mod upstream_http;
+pub mod upstream_mcp;

@@ -5,3 +5,4 @@ mod openapi;
 mod auth;
 mod examples;
 mod server;
+mod mcp;

@@ -1,0 +1,278 @@
+//! One MCP client session: connect over the configured transport, `initialize`, and the handle
+//! the supervisor watches and the adapter calls through.
+//!
+//! The handshake is rmcp's (`initialize` → `notifications/initialized`). We offer
+//! [`mcp::ProtocolVersion::LATEST_WITH_INITIALIZE`], the newest version that still has a session
+//! handshake and unscoped `notifications/tools/list_changed`, and accept any older version the
+//! server answers with (rmcp negotiates). The [`Handler`] turns `list_changed` into a tick on the
+//! adapter's catalog channel.
+
+use std::collections::{BTreeMap, HashMap};
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use rmcp::model as mcp;
+use rmcp::service::{
+    NotificationContext, QuitReason, RunningService, RunningServiceCancellationToken,
+};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::child::{ChildProcess, ChildSpec};
+use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_command};
+use super::sse::SseTransport;
+use crate::AdapterError;
+
+/// Receives what the server sends on its own.
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
+    catalog: Arc<watch::Sender<u64>>,
+    info: mcp::ClientConfig,
+}
+
+impl Handler {
+    pub(crate) fn new(catalog: Arc<watch::Sender<u64>>) -> Self {
+        let info = mcp::ClientConfig::new(
+            mcp::ClientCapabilities::default(),
+            mcp::Implementation::new("otc-bridge", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(mcp::ProtocolVersion::LATEST_WITH_INITIALIZE);
+        Self { catalog, info }
+    }
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.catalog.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn get_info(&self) -> mcp::ClientConfig {
+        self.info.clone()
+    }
+}
+
+/// A connected, initialised session.
+pub(crate) struct Session {
+    /// Cloneable handle for requests; calls multiplex over it.
+    pub(crate) peer: Peer<RoleClient>,
+    /// The child process, for stdio sessions.
+    pub(crate) child: Option<ChildProcess>,
+    cancel: Option<RunningServiceCancellationToken>,
+    done: Option<JoinHandle<Result<QuitReason, tokio::task::JoinError>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("child", &self.child)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    fn new(service: RunningService<RoleClient, Handler>, child: Option<ChildProcess>) -> Self {
+        let peer = service.peer().clone();
+        let cancel = Some(service.cancellation_token());
+        let done = Some(tokio::spawn(service.waiting()));
+        Self {
+            peer,
+            child,
+            cancel,
+            done,
+        }
+    }
+
+    /// The child's exit status channel, for stdio sessions.
+    pub(crate) fn child_exit(&self) -> Option<watch::Receiver<Option<ExitStatus>>> {
+        self.child.as_ref().map(ChildProcess::exit)
+    }
+
+    /// Resolves when the session is over: the child exited or the transport closed.
+    pub(crate) async fn ended(&mut self) -> String {
+        let child_exit = self.child_exit();
+        let later_exit = self.child_exit();
+        let status = async {
+            match child_exit {
+                Some(mut exit) => match exit.wait_for(Option::is_some).await {
+                    Ok(status) => *status,
+                    Err(_) => None,
+                },
+                None => std::future::pending().await,
+            }
+        };
+        let done = async {
+            if let Some(done) = self.done.as_mut() {
+                let _ = done.await;
+                self.done = None;
+            }
+        };
+        tokio::select! {
+            status = status => describe_exit(status),
+            () = done => {
+                // The transport closes first when a child dies; its exit status says more.
+                match later_exit {
+                    Some(mut exit) => {
+                        let status = tokio::time::timeout(
+                            Duration::from_secs(2),
+                            exit.wait_for(Option::is_some),
+                        )
+                        .await;
+                        match status {
+                            Ok(Ok(status)) => describe_exit(*status),
+                            _ => "the connection to the MCP server closed".to_owned(),
+                        }
+                    }
+                    None => "the connection to the MCP server closed".to_owned(),
+                }
+            }
+        }
+    }
+
+    /// Ends the session: closes the transport (stdin, HTTP session) and stops the child, with
+    /// `SIGTERM` and `grace` before `SIGKILL`.
+    pub(crate) async fn stop(mut self, grace: Duration) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        if let Some(child) = self.child.take() {
+            child.stop(grace).await;
+        }
+        if let Some(done) = self.done.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
+        }
+    }
+
+    /// Ends the session at once (after a crash or hang): the child's group is killed.
+    pub(crate) fn kill(mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        drop(self.child.take());
+    }
+}
+
+fn describe_exit(status: Option<ExitStatus>) -> String {
+    match status {
+        Some(status) => format!("the MCP server process exited ({status})"),
+        None => "the MCP server process exited".to_owned(),
+    }
+}
+
+/// Connects, spawning the child for stdio, and runs the `initialize` handshake within the
+/// start-up timeout.
+pub(crate) async fn connect(
+    source: &str,
+    config: &McpConfig,
+    handler: Handler,
+) -> Result<Session, AdapterError> {
+    let timeout = config.startup_timeout();
+    let timed_out = || AdapterError::Setup {
+        message: format!(
+            "the MCP server ({}) did not finish start-up within {} s",
+            config.describe(),
+            timeout.as_secs()
+        ),
+        source: None,
+    };
+    match &config.transport {
+        McpTransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let spec = ChildSpec {
+                source: source.to_owned(),
+                argv: split_command(command, args)?,
+                env: env.clone(),
+                cwd: cwd.clone(),
+                stderr_lines_per_sec: config.stderr_lines_per_sec,
+            };
+            let (child, stdout, stdin) = ChildProcess::spawn(&spec)?;
+            let mut exit = child.exit();
+            let served = tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await;
+            match served {
+                Ok(Ok(service)) => Ok(Session::new(service, Some(child))),
+                Ok(Err(error)) => {
+                    // Say how the child ended when it died during the handshake.
+                    let status = tokio::time::timeout(
+                        Duration::from_secs(2),
+                        exit.wait_for(Option::is_some),
+                    )
+                    .await
+                    .ok()
+                    .and_then(|s| s.ok().and_then(|s| *s));
+                    let why = match status {
+                        Some(status) => format!("it exited during start-up ({status})"),
+                        None => "the `initialize` handshake failed".to_owned(),
+                    };
+                    Err(AdapterError::Setup {
+                        message: format!(
+                            "cannot start the MCP server `{}`: {why}",
+                            spec.argv.join(" ")
+                        ),
+                        source: Some(Box::new(error)),
+                    })
+                }
+                Err(_) => Err(timed_out()),
+            }
+        }
+        McpTransportConfig::StreamableHttp { url, headers } => {
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(header_map(headers)?.into_iter().collect::<HashMap<_, _>>()),
+            );
+            match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                Ok(Ok(service)) => Ok(Session::new(service, None)),
+                Ok(Err(error)) => Err(AdapterError::Unreachable {
+                    message: format!("cannot open an MCP session at {url}"),
+                    source: Some(Box::new(error)),
+                }),
+                Err(_) => Err(timed_out()),
+            }
+        }
+        McpTransportConfig::Sse { url, headers } => {
+            let headers = header_map(headers)?.into_iter().collect();
+            let session = async {
+                let transport = SseTransport::connect(url, headers).await?;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|error| AdapterError::Unreachable {
+                        message: format!("cannot open an MCP session at {url}"),
+                        source: Some(Box::new(error)),
+                    })
+            };
+            match tokio::time::timeout(timeout, session).await {
+                Ok(Ok(service)) => Ok(Session::new(service, None)),
+                Ok(Err(error)) => Err(error),
+                Err(_) => Err(timed_out()),
+            }
+        }
+    }
+}
+
+/// Resolves configured headers (reading variables now, so a missing one fails start-up).
+fn header_map(
+    headers: &BTreeMap<String, HeaderValueConfig>,
+) -> Result<Vec<(HeaderName, HeaderValue)>, AdapterError> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| AdapterError::setup(format!("`{name}` is not a valid header name")))?;
+            let mut value = HeaderValue::from_str(&value.resolve(name)?).map_err(|_| {
+                AdapterError::setup(format!(
+                    "the value of header `{name}` is not a valid header value"
+                ))
+            })?;
+            value.set_sensitive(true);
+            Ok((header, value))
+        })
+        .collect()
+}

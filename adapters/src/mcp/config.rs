@@ -1,0 +1,319 @@
+//! `McpConfig`: how to reach one MCP server and how to supervise it (STYLE.md §2.4).
+//!
+//! The YAML form (every key but `transport` optional):
+//!
+//! ```yaml
+//! transport:
+//!   type: stdio                      # or streamable_http / sse
+//!   command: "npx -y @modelcontextprotocol/server-everything stdio"
+//!   args: ["--verbose"]              # appended to what `command` splits into
+//!   env: { LOG_LEVEL: debug }
+//!   cwd: /srv/mcp
+//! toolkit: Everything                # else serverInfo.name
+//! version: 2.0.0                     # else serverInfo.version
+//! startup_timeout_secs: 30
+//! restart: { initial_backoff_ms: 250, max_backoff_ms: 30000, failures_before_failed: 5 }
+//! ```
+//!
+//! HTTP transports take `url` and `headers`, each header given by value or read from an
+//! environment variable at start-up: `headers: { Authorization: { env: MCP_TOKEN } }` (the value of
+//! the variable is sent as it is, so put `Bearer …` in the variable). Values are never logged.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::AdapterError;
+
+/// One MCP upstream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// How to reach the server.
+    pub transport: McpTransportConfig,
+    /// The toolkit name in tool ids; default: the server's `serverInfo.name`.
+    #[serde(default)]
+    pub toolkit: Option<String>,
+    /// The version in tool ids; default: the server's `serverInfo.version`, normalised.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// How long start-up (spawn or connect, `initialize`) may take.
+    #[serde(default = "default_startup_timeout_secs")]
+    pub startup_timeout_secs: u64,
+    /// Restarting a crashed child or reconnecting a lost session.
+    #[serde(default)]
+    pub restart: RestartConfig,
+    /// How often the server is pinged to find a hung one; `0` turns pinging off.
+    #[serde(default = "default_ping_interval_secs")]
+    pub ping_interval_secs: u64,
+    /// How long a ping may take before the server counts as hung and is restarted.
+    #[serde(default = "default_ping_timeout_secs")]
+    pub ping_timeout_secs: u64,
+    /// At most this many stderr lines per second of a child are logged; the rest are counted.
+    #[serde(default = "default_stderr_lines_per_sec")]
+    pub stderr_lines_per_sec: u32,
+}
+
+/// The three ways to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum McpTransportConfig {
+    /// A child process speaking JSON-RPC over stdin/stdout.
+    Stdio {
+        /// The command line, split as a POSIX shell would split it (quotes, backslashes) and
+        /// run without a shell: no globbing, no variables, no pipes.
+        command: String,
+        /// Extra arguments appended after those in `command`.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Environment variables set for the child (on top of the bridge's own environment).
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        /// The child's working directory; default: the bridge's.
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+    /// The streamable HTTP transport (MCP 2025-03-26 and later): one endpoint URL.
+    StreamableHttp {
+        /// The endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+        url: String,
+        /// Extra headers sent with every request.
+        #[serde(default)]
+        headers: BTreeMap<String, HeaderValueConfig>,
+    },
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): a `GET` event stream plus a `POST`
+    /// endpoint the stream announces.
+    Sse {
+        /// The event stream URL, e.g. `http://127.0.0.1:3001/sse`.
+        url: String,
+        /// Extra headers sent with every request.
+        #[serde(default)]
+        headers: BTreeMap<String, HeaderValueConfig>,
+    },
+}
+
+/// A header value, given inline or read from the environment at start-up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum HeaderValueConfig {
+    /// `{ value: "…" }`.
+    Value(String),
+    /// `{ env: "VAR" }`: the value of the environment variable `VAR`.
+    Env(String),
+}
+
+impl HeaderValueConfig {
+    /// The value to send; an unset variable is a start-up error naming the variable.
+    pub fn resolve(&self, header: &str) -> Result<String, AdapterError> {
+        match self {
+            Self::Value(value) => Ok(value.clone()),
+            Self::Env(var) => std::env::var(var).map_err(|_| {
+                AdapterError::setup(format!(
+                    "header '{header}' is read from the environment variable {var}, which is not set"
+                ))
+            }),
+        }
+    }
+}
+
+/// Restart and reconnect policy: exponential backoff from `initial_backoff_ms`, doubled per
+/// consecutive failure up to `max_backoff_ms`. The bridge never stops trying; after
+/// `failures_before_failed` consecutive failures the source reports `failed` instead of
+/// `restarting` until it recovers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RestartConfig {
+    /// The first delay after a crash.
+    pub initial_backoff_ms: u64,
+    /// The longest delay between attempts.
+    pub max_backoff_ms: u64,
+    /// Consecutive failed attempts after which the state is `failed`.
+    pub failures_before_failed: u32,
+    /// How long a stopping child gets after `SIGTERM` before it is killed.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for RestartConfig {
+    fn default() -> Self {
+        Self {
+            initial_backoff_ms: 250,
+            max_backoff_ms: 30_000,
+            failures_before_failed: 5,
+            shutdown_grace_ms: 2_000,
+        }
+    }
+}
+
+impl RestartConfig {
+    /// The delay before attempt number `failures` (0 = the first restart after a crash).
+    pub fn backoff(&self, failures: u32) -> Duration {
+        let factor = 1u64.checked_shl(failures.min(32)).unwrap_or(u64::MAX);
+        let ms = self
+            .initial_backoff_ms
+            .saturating_mul(factor)
+            .min(self.max_backoff_ms.max(self.initial_backoff_ms));
+        Duration::from_millis(ms)
+    }
+}
+
+fn default_startup_timeout_secs() -> u64 {
+    30
+}
+fn default_ping_interval_secs() -> u64 {
+    30
+}
+fn default_ping_timeout_secs() -> u64 {
+    10
+}
+fn default_stderr_lines_per_sec() -> u32 {
+    50
+}
+
+impl McpConfig {
+    /// A config for `transport` with every other setting at its default.
+    pub fn new(transport: McpTransportConfig) -> Self {
+        Self {
+            transport,
+            toolkit: None,
+            version: None,
+            startup_timeout_secs: default_startup_timeout_secs(),
+            restart: RestartConfig::default(),
+            ping_interval_secs: default_ping_interval_secs(),
+            ping_timeout_secs: default_ping_timeout_secs(),
+            stderr_lines_per_sec: default_stderr_lines_per_sec(),
+        }
+    }
+
+    /// `--mcp "CMD ARGS…"`: a child process; the line is split when the adapter is built.
+    pub fn stdio(command_line: &str) -> Self {
+        Self::new(McpTransportConfig::Stdio {
+            command: command_line.to_owned(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        })
+    }
+
+    /// `--mcp-url URL`: the streamable HTTP transport.
+    pub fn streamable_http(url: &str) -> Self {
+        Self::new(McpTransportConfig::StreamableHttp {
+            url: url.to_owned(),
+            headers: BTreeMap::new(),
+        })
+    }
+
+    /// `--mcp-sse URL`: the legacy HTTP+SSE transport.
+    pub fn sse(url: &str) -> Self {
+        Self::new(McpTransportConfig::Sse {
+            url: url.to_owned(),
+            headers: BTreeMap::new(),
+        })
+    }
+
+    /// Sets the toolkit name.
+    pub fn with_toolkit(mut self, toolkit: impl Into<String>) -> Self {
+        self.toolkit = Some(toolkit.into());
+        self
+    }
+
+    /// Sets the version.
+    pub fn with_version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// A short description of the upstream for logs and errors (never includes header values).
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            McpTransportConfig::Stdio { command, args, .. } if args.is_empty() => {
+                format!("command `{command}`")
+            }
+            McpTransportConfig::Stdio { command, args, .. } => {
+                format!("command `{command} {}`", args.join(" "))
+            }
+            McpTransportConfig::StreamableHttp { url, .. } => format!("streamable HTTP {url}"),
+            McpTransportConfig::Sse { url, .. } => format!("SSE {url}"),
+        }
+    }
+
+    pub(crate) fn startup_timeout(&self) -> Duration {
+        Duration::from_secs(self.startup_timeout_secs.max(1))
+    }
+}
+
+/// Splits a command line as a POSIX shell would (without expanding anything) and appends `args`.
+pub(crate) fn split_command(command: &str, args: &[String]) -> Result<Vec<String>, AdapterError> {
+    let mut argv = shlex::split(command).ok_or_else(|| {
+        AdapterError::setup(format!(
+            "cannot split the MCP command `{command}`: unbalanced quotes or a trailing backslash"
+        ))
+    })?;
+    if argv.is_empty() {
+        return Err(AdapterError::setup("the MCP command is empty"));
+    }
+    argv.extend(args.iter().cloned());
+    Ok(argv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_form_parses_and_unknown_keys_are_rejected() {
+        let yaml = r#"
+transport:
+  type: stdio
+  command: "node 'my server.js' --flag"
+  env: { A: "1" }
+toolkit: Demo
+restart: { initial_backoff_ms: 10 }
+"#;
+        let config: McpConfig = serde_yaml::from_str(yaml).unwrap();
+        assert_eq!(config.toolkit.as_deref(), Some("Demo"));
+        assert_eq!(config.restart.initial_backoff_ms, 10);
+        assert_eq!(config.restart.max_backoff_ms, 30_000);
+        let McpTransportConfig::Stdio { command, args, .. } = &config.transport else {
+            panic!("not stdio")
+        };
+        assert_eq!(
+            split_command(command, args).unwrap(),
+            ["node", "my server.js", "--flag"]
+        );
+        let bad = "transport: { type: sse, url: 'http://x', header: {} }";
+        assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
+        let bad = "transport: { type: sse, url: 'http://x' }\ntoolkt: X";
+        assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
+        let http = "transport: { type: streamable_http, url: 'http://x/mcp', headers: { Authorization: { env: TOKEN } } }";
+        let config: McpConfig = serde_yaml::from_str(http).unwrap();
+        assert_eq!(
+            config,
+            McpConfig::new(McpTransportConfig::StreamableHttp {
+                url: "http://x/mcp".to_owned(),
+                headers: [(
+                    "Authorization".to_owned(),
+                    HeaderValueConfig::Env("TOKEN".to_owned())
+                )]
+                .into()
+            })
+        );
+    }
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        assert!(split_command("node 'unterminated", &[]).is_err());
+        assert!(split_command("   ", &[]).is_err());
+        let argv = split_command(r#"npx -y "a b" c\ d"#, &["e".to_owned()]).unwrap();
+        assert_eq!(argv, ["npx", "-y", "a b", "c d", "e"]);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let restart = RestartConfig::default();
+        assert_eq!(restart.backoff(0), Duration::from_millis(250));
+        assert_eq!(restart.backoff(2), Duration::from_millis(1000));
+        assert_eq!(restart.backoff(40), Duration::from_millis(30_000));
+    }
+}

@@ -1,0 +1,249 @@
+//! The MCP adapter: any MCP server (stdio child, streamable HTTP, legacy HTTP+SSE) served as OTC
+//! tools, through rmcp's client role.
+//!
+//! - [`config`]: [`McpConfig`], what the bridge's config and CLI flags build.
+//! - `client`: one session (connect, `initialize`, `list_changed` → catalog tick).
+//! - `child`: the stdio child (process group, stderr to the log, no orphans).
+//! - `supervisor`: restarts with backoff, hang detection, state for `/health`.
+//! - `sse`: the legacy HTTP+SSE transport rmcp lacks.
+//! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
+//!
+//! Translation of tool lists is pure and lives in `otc_mappings::mcp`. Calls multiplex over one
+//! session: rmcp's `Peer` is cloned per call and nothing is locked while a call is in flight.
+//! A call whose future is dropped (the bridge's timeout) sends `notifications/cancelled`
+//! upstream: rmcp's `call_tool` does that on drop.
+
+use std::fmt;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use otc_mappings::mcp::{McpSource, map_tools};
+use otc_mappings::{Mapped, MappedTool, Target};
+use rmcp::model as mcp;
+use rmcp::{Peer, RoleClient};
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::{Adapter, AdapterError, SourceState, ToolCall};
+
+mod child;
+mod client;
+pub mod config;
+mod convert;
+mod sse;
+mod supervisor;
+
+pub use config::{HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
+
+use client::{Handler, Session};
+use convert::Failure;
+
+/// How long a call that lost its transport waits for the child's exit status, to report a crash
+/// with its exit code rather than a lost connection.
+const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
+
+/// One MCP server, supervised.
+pub struct McpAdapter {
+    shared: Arc<Shared>,
+    supervisor: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What the adapter and its supervisor share.
+pub(crate) struct Shared {
+    name: String,
+    config: McpConfig,
+    state: watch::Sender<SourceState>,
+    catalog: Arc<watch::Sender<u64>>,
+    live: RwLock<Option<Live>>,
+    shutdown: watch::Sender<bool>,
+}
+
+/// The session calls go through while the source is ready.
+#[derive(Clone)]
+struct Live {
+    peer: Peer<RoleClient>,
+    child_exit: Option<watch::Receiver<Option<ExitStatus>>>,
+    pid: Option<u32>,
+}
+
+impl fmt::Debug for McpAdapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpAdapter")
+            .field("name", &self.shared.name)
+            .field("upstream", &self.shared.config.describe())
+            .field("state", &*self.shared.state.borrow())
+            .finish()
+    }
+}
+
+impl McpAdapter {
+    /// Starts the server (or connects to it) and runs `initialize`, within
+    /// `startup_timeout_secs`. A command that cannot be spawned, a server that exits during
+    /// start-up, or an unreachable URL is an [`AdapterError::Setup`] or
+    /// [`AdapterError::Unreachable`] naming the upstream.
+    pub async fn build(name: &str, config: &McpConfig) -> Result<Arc<Self>, AdapterError> {
+        let (catalog, _) = watch::channel(0);
+        let catalog = Arc::new(catalog);
+        let (state, _) = watch::channel(SourceState::Starting);
+        let (shutdown, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            name: name.to_owned(),
+            config: config.clone(),
+            state,
+            catalog: catalog.clone(),
+            live: RwLock::new(None),
+            shutdown,
+        });
+        let session = client::connect(name, config, Handler::new(catalog)).await?;
+        shared.publish(&session);
+        let supervisor = tokio::spawn(supervisor::run(shared.clone(), session));
+        Ok(Arc::new(Self {
+            shared,
+            supervisor: Mutex::new(Some(supervisor)),
+        }))
+    }
+
+    /// A channel with the source's state, for waiting on transitions (tests, `/health` streams).
+    pub fn state_changes(&self) -> watch::Receiver<SourceState> {
+        self.shared.state.subscribe()
+    }
+
+    /// The pid of the current child process (stdio sources that are ready).
+    pub fn child_pid(&self) -> Option<u32> {
+        self.shared.live().ok().and_then(|live| live.pid)
+    }
+
+    /// What `initialize` said about the server (name, version), while a session is live.
+    pub fn server_info(&self) -> Option<mcp::Implementation> {
+        let live = self.shared.live().ok()?;
+        live.peer.peer_info()?.server_info.clone()
+    }
+}
+
+impl Shared {
+    fn publish(&self, session: &Session) {
+        let live = Live {
+            peer: session.peer.clone(),
+            child_exit: session.child_exit(),
+            pid: session.child.as_ref().map(child::ChildProcess::pid),
+        };
+        if let Ok(mut slot) = self.live.write() {
+            *slot = Some(live);
+        }
+        self.set_state(SourceState::Ready);
+    }
+
+    fn unpublish(&self) {
+        if let Ok(mut slot) = self.live.write() {
+            *slot = None;
+        }
+    }
+
+    fn set_state(&self, state: SourceState) {
+        self.state.send_replace(state);
+    }
+
+    /// The live session, or the reason there is none (answered at once, nothing is queued).
+    fn live(&self) -> Result<Live, AdapterError> {
+        let live = self.live.read().ok().and_then(|slot| slot.clone());
+        live.ok_or_else(|| {
+            let reason = match &*self.state.borrow() {
+                SourceState::Starting => "it is starting".to_owned(),
+                SourceState::Ready => "it is between sessions".to_owned(),
+                SourceState::Restarting { reason } => format!("it is restarting ({reason})"),
+                SourceState::Failed { reason } => format!("it failed ({reason})"),
+            };
+            AdapterError::Unavailable {
+                source_name: self.name.clone(),
+                reason,
+            }
+        })
+    }
+}
+
+impl Live {
+    /// What a lost transport means: a crash with an exit code when the child exited.
+    async fn lost(&self, message: String) -> AdapterError {
+        if let Some(mut exit) = self.child_exit.clone() {
+            let status = tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some));
+            if let Ok(Ok(status)) = status.await {
+                return AdapterError::ChildExited {
+                    code: status.and_then(|s| s.code()),
+                };
+            }
+        }
+        AdapterError::ConnectionLost { message }
+    }
+
+    async fn classify(&self, error: rmcp::ServiceError) -> AdapterError {
+        match convert::service_error(error) {
+            Failure::Error(error) => error,
+            Failure::Lost(message) => self.lost(message).await,
+        }
+    }
+}
+
+#[async_trait]
+impl Adapter for McpAdapter {
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError> {
+        let live = self.shared.live()?;
+        let tools = match live.peer.list_all_tools().await {
+            Ok(tools) => tools,
+            Err(error) => return Err(live.classify(error).await),
+        };
+        let info = live.peer.peer_info();
+        let server_info = info.as_ref().and_then(|i| i.server_info.as_ref());
+        let config = &self.shared.config;
+        let source = McpSource {
+            toolkit: config.toolkit.as_deref(),
+            version: config.version.as_deref(),
+            server_info,
+        };
+        Ok(map_tools(&source, &tools))
+    }
+
+    async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
+        let Target::Named { name } = &call.tool.target else {
+            return Err(AdapterError::setup(format!(
+                "tool {} is not an MCP tool",
+                call.tool.definition.id
+            )));
+        };
+        let live = self.shared.live()?;
+        let params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
+        match live.peer.call_tool(params).await {
+            Ok(result) => convert::call_result(result),
+            Err(error) => Err(live.classify(error).await),
+        }
+    }
+
+    fn state(&self) -> SourceState {
+        self.shared.state.borrow().clone()
+    }
+
+    fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.shared.catalog.subscribe())
+    }
+
+    async fn shutdown(&self) {
+        self.shared.shutdown.send_replace(true);
+        let supervisor = self.supervisor.lock().ok().and_then(|mut s| s.take());
+        if let Some(supervisor) = supervisor {
+            let _ = supervisor.await;
+        }
+    }
+}
+
+impl Drop for McpAdapter {
+    fn drop(&mut self) {
+        // Without an explicit shutdown the supervisor still stops the server.
+        self.shared.shutdown.send_replace(true);
+    }
+}
