@@ -29,6 +29,8 @@ pub struct FileConfig {
     pub auth: AuthConfig,
     /// Limits.
     pub limits: LimitsConfig,
+    /// The sources to serve; see `sources.rs` for the keys of each entry.
+    pub sources: Vec<serde_yaml::Value>,
 }
 
 /// The dialect names accepted in flags and files.

@@ -13,6 +13,7 @@ pub mod requirements;
 pub mod rescue;
 pub mod run;
 pub mod server;
+pub mod sources;
 pub mod validate;
 
 pub use registry::{Catalog, SharedCatalog, SourceTools};

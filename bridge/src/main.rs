@@ -1,16 +1,20 @@
 //! The `otc-bridge` binary: flags and config file → sources → catalog → server.
 //! `anyhow` is used only here, for start-up failures printed with their causes.
+#![allow(clippy::print_stdout)] // What this binary prints on stdout is its product.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use clap::{CommandFactory, FromArgMatches};
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use otc_adapters::Adapter;
-use otc_bridge::cli::{Cli, Command, ServeArgs, source_flags};
-use otc_bridge::config::{ApiKeysConfig, FileConfig, JwtConfig};
-use otc_bridge::run::{load_catalog, shutdown_signal, spawn_refreshers};
-use otc_bridge::{AppState, SharedCatalog, app};
+use otc_bridge::cli::{Cli, Command, InspectArgs, ServeArgs, source_flags};
+use otc_bridge::config::{ApiKeysConfig, DialectName, FileConfig, JwtConfig};
+use otc_bridge::run::{SourceReport, shutdown_signal, spawn_refreshers, start_sources};
+use otc_bridge::sources::{self, Source};
+use otc_bridge::{AppState, Catalog, SharedCatalog, app};
+use otc_mappings::Severity;
 use otc_mappings::otc::Dialect;
 
 fn main() -> ExitCode {
@@ -19,10 +23,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("error: cannot start the async runtime: {err}");
@@ -30,11 +31,10 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
+        match &cli.command {
             None => serve(cli.serve, &matches).await,
-            Some(Command::Tools(_) | Command::Check(_)) => {
-                anyhow::bail!("no sources are supported by this build yet")
-            }
+            Some(Command::Tools(args)) => inspect(args, sub_matches(&matches), false).await,
+            Some(Command::Check(args)) => inspect(args, sub_matches(&matches), true).await,
         }
     });
     match result {
@@ -46,41 +46,59 @@ fn main() -> ExitCode {
     }
 }
 
+fn sub_matches(matches: &ArgMatches) -> &ArgMatches {
+    matches.subcommand().map_or(matches, |(_, m)| m)
+}
+
 fn init_logging(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("OTC_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(filter))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
-#[allow(clippy::print_stdout)] // The listening URL on stdout is the product of start-up.
-async fn serve(args: ServeArgs, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
-    let mut file = match &args.config {
+/// The sources of the config file followed by those of the flags, with unique names.
+fn collect_sources(file: &FileConfig, matches: &ArgMatches) -> anyhow::Result<Vec<Source>> {
+    let mut all = sources::from_file(&file.sources)?;
+    let flags = source_flags(matches).map_err(anyhow::Error::msg)?;
+    all.extend(flags.iter().map(Source::from_flag));
+    sources::make_names_unique(&mut all);
+    Ok(all)
+}
+
+fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
+    Ok(match path {
         Some(path) => FileConfig::load(path)?,
         None => FileConfig::default(),
-    };
-    init_logging(
-        args.log_level
-            .as_deref()
-            .or(file.log_level.as_deref())
-            .unwrap_or("info"),
-    );
+    })
+}
+
+fn print_report(report: &SourceReport) {
+    let secs = report.elapsed.as_secs_f64();
+    match &report.error {
+        None => {
+            let skipped = report.diagnostics.iter().filter(|d| d.severity == Severity::Skipped).count();
+            let note = if skipped > 0 { format!(" ({skipped} skipped; run `otc-bridge check` for details)") } else { String::new() };
+            println!("  ready   {}: {} tools in {secs:.2} s{note}", report.name, report.tools);
+        }
+        Some(error) => eprintln!("  failed  {}: {error}", report.name),
+    }
+}
+
+async fn stop_all(adapters: &[Arc<dyn Adapter>]) {
+    futures::future::join_all(adapters.iter().map(|a| a.shutdown())).await;
+}
+
+async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let mut file = load_file(args.config.as_deref())?;
+    init_logging(args.log_level.as_deref().or(file.log_level.as_deref()).unwrap_or("info,rmcp=warn"));
     if let Some(var) = args.jwt_secret_env {
-        file.auth.jwt = Some(JwtConfig {
-            secret_env: var,
-            audience: args.jwt_audience.clone(),
-        });
+        file.auth.jwt = Some(JwtConfig { secret_env: var, audience: args.jwt_audience.clone() });
     } else if !args.jwt_audience.is_empty() {
         anyhow::bail!("--jwt-audience needs --jwt-secret-env");
     }
     if args.api_keys_env.is_some() || args.api_keys_file.is_some() {
-        file.auth.api_keys = Some(ApiKeysConfig {
-            env: args.api_keys_env,
-            file: args.api_keys_file,
-        });
+        file.auth.api_keys = Some(ApiKeysConfig { env: args.api_keys_env, file: args.api_keys_file });
     }
     if let Some(bytes) = args.max_body_bytes {
         file.limits.max_body_bytes = bytes;
@@ -88,50 +106,108 @@ async fn serve(args: ServeArgs, matches: &clap::ArgMatches) -> anyhow::Result<Ex
     if let Some(secs) = args.call_timeout_secs {
         file.limits.call_timeout_secs = secs;
     }
-    let dialect: Dialect = args
-        .dialect
-        .or(file.dialect)
-        .map_or(Dialect::Otc, Into::into);
+    let dialect: Dialect = args.dialect.or(file.dialect).map_or(Dialect::Otc, Into::into);
     let settings = file.limits.server_settings(dialect)?;
     let auth = file.auth.build()?;
-    let listen = args
-        .listen
-        .or(file.listen)
-        .unwrap_or_else(|| ([127, 0, 0, 1], 8080).into());
+    let listen = args.listen.or(file.listen).unwrap_or_else(|| ([127, 0, 0, 1], 8080).into());
+    let strict = args.strict || file.strict;
+    let sources = collect_sources(&file, matches)?;
+    // Bind before starting sources, so a busy port fails fast, before any child is spawned.
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let addr = listener.local_addr().context("cannot read the bound address")?;
 
-    let flags = source_flags(matches).map_err(anyhow::Error::msg)?;
-    if !flags.is_empty() {
-        anyhow::bail!("sources are not supported by this build yet");
+    if sources.is_empty() {
+        println!("no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help); serving an empty tool list");
+    } else {
+        println!("starting {} source(s):", sources.len());
+        for source in &sources {
+            println!("  loading {}: {}", source.name, source.describe());
+        }
     }
-    let adapters: Vec<Arc<dyn Adapter>> = Vec::new();
-    let (catalog, reports) = load_catalog(&adapters).await;
+    let (adapters, catalog, reports) = start_sources(&sources, print_report).await;
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 && (args.strict || file.strict) {
-        anyhow::bail!("{failed} source(s) failed to start (--strict)");
+    if failed > 0 && strict {
+        stop_all(&adapters).await;
+        anyhow::bail!("{failed} of {} source(s) failed to start, and --strict is set", sources.len());
+    }
+    if failed > 0 && failed == sources.len() {
+        stop_all(&adapters).await;
+        anyhow::bail!("no source could be started; fix the errors above");
     }
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);
     let state = AppState::new(catalog, settings, auth);
-
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
-    let addr = listener
-        .local_addr()
-        .context("cannot read the bound address")?;
-    if adapters.is_empty() {
-        println!(
-            "no sources configured: pass --openapi FILE or --mcp COMMAND (see --help); serving an empty tool list"
-        );
-    }
-    println!("otc-bridge listening on http://{addr} with {tools} tools");
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("server failed")?;
-    for adapter in &adapters {
-        adapter.shutdown().await;
-    }
+    println!("otc-bridge listening on http://{addr} with {tools} tools (dialect {})", dialect_name(dialect));
+    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
+    println!("shutting down: stopping {} source(s)", adapters.len());
+    stop_all(&adapters).await;
+    served.context("server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn dialect_name(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::OxpMain | Dialect::OxpFlat => "oxp",
+        Dialect::Otc | Dialect::RfcDraft => "otc",
+    }
+}
+
+/// `tools` (definitions on stdout) and `check` (a conversion report).
+async fn inspect(args: &InspectArgs, matches: &ArgMatches, check: bool) -> anyhow::Result<ExitCode> {
+    init_logging("warn");
+    let file = load_file(args.config.as_deref())?;
+    let sources = collect_sources(&file, matches)?;
+    if sources.is_empty() {
+        anyhow::bail!("no sources: pass --openapi FILE_OR_URL, --mcp COMMAND, --mcp-url URL or --config FILE");
+    }
+    let (adapters, catalog, reports) = start_sources(&sources, |_| {}).await;
+    stop_all(&adapters).await;
+    let failed = reports.iter().any(|r| r.error.is_some());
+    if check {
+        let skipped = print_check(&sources, &reports);
+        return Ok(if failed || skipped { ExitCode::FAILURE } else { ExitCode::SUCCESS });
+    }
+    for report in &reports {
+        if let Some(error) = &report.error {
+            eprintln!("error: {}: {error}", report.name);
+        }
+        for diagnostic in &report.diagnostics {
+            eprintln!("{}: {diagnostic}", report.name);
+        }
+    }
+    let dialect: Dialect = args.dialect.or(file.dialect).unwrap_or(DialectName::Otc).into();
+    print_tools(&catalog, dialect)?;
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn print_tools(catalog: &Catalog, dialect: Dialect) -> anyhow::Result<()> {
+    let body: serde_json::Value = serde_json::from_slice(&catalog.list_body(dialect)).context("listing tools")?;
+    let mut text = serde_json::to_string_pretty(&body).context("printing tools")?;
+    text.push('\n');
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        // The reader stopped early (`| head`): not an error of ours.
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
+/// Prints one block per source; returns whether anything was skipped.
+fn print_check(sources: &[Source], reports: &[SourceReport]) -> bool {
+    let mut any_skipped = false;
+    for (source, report) in sources.iter().zip(reports) {
+        println!("{} ({})", report.name, source.describe());
+        if let Some(error) = &report.error {
+            println!("  FAILED: {error}");
+            continue;
+        }
+        let skipped: Vec<_> = report.diagnostics.iter().filter(|d| d.severity == Severity::Skipped).collect();
+        any_skipped |= !skipped.is_empty();
+        println!("  operations: {}   tools: {}   skipped: {}", report.tools + skipped.len(), report.tools, skipped.len());
+        for diagnostic in &report.diagnostics {
+            println!("  {diagnostic}");
+        }
+    }
+    any_skipped
 }

@@ -314,11 +314,15 @@ fn credential_names(tool: &ToolDefinition) -> String {
 }
 
 /// The error and all its sources, `: `-separated (as rmcp's ErrorChain and ripgrep's `{:#}`).
+/// A source whose text its parent already quoted is not repeated.
 pub fn cause_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {
-        let _ = write!(out, ": {s}");
+        let text = s.to_string();
+        if !out.contains(&text) {
+            let _ = write!(out, ": {text}");
+        }
         source = s.source();
     }
     out

@@ -5,10 +5,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use otc_adapters::Adapter;
 use otc_mappings::Diagnostic;
 
 use crate::registry::{Catalog, SharedCatalog, SourceTools};
+use crate::sources::Source;
 
 /// What listing one source gave.
 #[derive(Debug)]
@@ -25,7 +28,72 @@ pub struct SourceReport {
     pub error: Option<String>,
 }
 
-/// Lists and compiles every source (concurrently); failed sources are reported and left out.
+/// Builds, lists and compiles every source concurrently, calling `on_done` as each one is ready
+/// or has failed (so a person watching sees progress). Failed sources are reported and left out.
+pub async fn start_sources(
+    sources: &[Source],
+    mut on_done: impl FnMut(&SourceReport),
+) -> (Vec<Arc<dyn Adapter>>, Catalog, Vec<SourceReport>) {
+    let mut pending: FuturesUnordered<_> = sources
+        .iter()
+        .enumerate()
+        .map(|(index, source)| async move {
+            let started = Instant::now();
+            let built = match source.build().await {
+                Ok(adapter) => match adapter.list_tools().await {
+                    Ok(mapped) => Ok((adapter, mapped)),
+                    Err(err) => {
+                        adapter.shutdown().await;
+                        Err(err)
+                    }
+                },
+                Err(err) => Err(err),
+            };
+            (index, built, started)
+        })
+        .collect();
+    let mut done: Vec<(usize, Option<SourceTools>, SourceReport)> = Vec::new();
+    while let Some((index, built, started)) = pending.next().await {
+        let name = sources[index].name.clone();
+        let (compiled, report) = match built {
+            Ok((adapter, mapped)) => {
+                let mut diagnostics = mapped.diagnostics;
+                let compiled = SourceTools::compile(adapter, mapped.tools, &mut diagnostics);
+                let tools = compiled.entries.len();
+                (Some(compiled), SourceReport { name, tools, elapsed: started.elapsed(), diagnostics, error: None })
+            }
+            Err(err) => (
+                None,
+                SourceReport {
+                    name,
+                    tools: 0,
+                    elapsed: started.elapsed(),
+                    diagnostics: Vec::new(),
+                    error: Some(crate::rescue::cause_chain(&err)),
+                },
+            ),
+        };
+        on_done(&report);
+        done.push((index, compiled, report));
+    }
+    // Catalog order is configuration order, whatever order the sources became ready in.
+    done.sort_by_key(|(index, _, _)| *index);
+    let mut compiled_sources = Vec::new();
+    let mut reports = Vec::new();
+    for (_, compiled, report) in done {
+        compiled_sources.extend(compiled);
+        reports.push(report);
+    }
+    let adapters = compiled_sources.iter().map(|s| Arc::clone(&s.adapter)).collect();
+    let catalog = Catalog::new(compiled_sources);
+    for duplicate in &catalog.duplicates {
+        tracing::warn!(diagnostic = %duplicate, "Duplicate tool id.");
+    }
+    (adapters, catalog, reports)
+}
+
+/// Lists and compiles adapters that are already built (concurrently); failed ones are reported
+/// and left out.
 pub async fn load_catalog(adapters: &[Arc<dyn Adapter>]) -> (Catalog, Vec<SourceReport>) {
     let listings = futures::future::join_all(adapters.iter().map(|adapter| async move {
         let started = Instant::now();

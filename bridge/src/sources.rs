@@ -1,0 +1,215 @@
+//! Sources: what the operator asked to serve, from flags (`--openapi`, `--mcp`, …) and from the
+//! config file's `sources:` list, and how each becomes an adapter.
+//!
+//! A file entry is one flat mapping: `type`, the bridge's own per-source keys (`name`), and the
+//! adapter's keys (`OpenApiConfig`, `McpConfig`, each closed with `deny_unknown_fields`). The
+//! bridge keys are taken out first and the rest is handed to the adapter's config, so an unknown
+//! key is still an error that names it.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use otc_adapters::mcp::{McpAdapter, McpConfig, McpTransportConfig};
+use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
+use otc_adapters::{Adapter, AdapterError};
+use serde_yaml::{Mapping, Value};
+
+use crate::cli::{SourceFlag, SourceKind};
+use crate::config::ConfigError;
+
+/// One configured source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// Its name in logs, `/health` and reports; unique.
+    pub name: String,
+    /// The upstream and how to reach it.
+    pub upstream: Upstream,
+}
+
+/// The two kinds of upstream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Upstream {
+    /// An OpenAPI document.
+    OpenApi(OpenApiConfig),
+    /// An MCP server.
+    Mcp(McpConfig),
+}
+
+impl Source {
+    /// The source a command-line flag names.
+    pub fn from_flag(flag: &SourceFlag) -> Self {
+        let upstream = match flag.kind {
+            SourceKind::OpenApi => {
+                let mut config = OpenApiConfig::new(flag.target.clone());
+                config.base_url.clone_from(&flag.base_url);
+                config.toolkit.clone_from(&flag.toolkit);
+                config.version.clone_from(&flag.version);
+                Upstream::OpenApi(config)
+            }
+            SourceKind::McpStdio | SourceKind::McpHttp | SourceKind::McpSse => {
+                let mut config = match flag.kind {
+                    SourceKind::McpStdio => McpConfig::stdio(&flag.target),
+                    SourceKind::McpHttp => McpConfig::streamable_http(&flag.target),
+                    _ => McpConfig::sse(&flag.target),
+                };
+                config.toolkit.clone_from(&flag.toolkit);
+                config.version.clone_from(&flag.version);
+                Upstream::Mcp(config)
+            }
+        };
+        let name = default_name(&upstream);
+        Self { name, upstream }
+    }
+
+    /// Builds the adapter: loads the document or starts the server.
+    pub async fn build(&self) -> Result<Arc<dyn Adapter>, AdapterError> {
+        Ok(match &self.upstream {
+            Upstream::OpenApi(config) => Arc::new(OpenApiAdapter::build(&self.name, config).await?),
+            Upstream::Mcp(config) => McpAdapter::build(&self.name, config).await?,
+        })
+    }
+
+    /// A short description for progress lines: the document or the command/URL.
+    pub fn describe(&self) -> String {
+        match &self.upstream {
+            Upstream::OpenApi(c) => format!("OpenAPI {}", c.spec),
+            Upstream::Mcp(c) => match &c.transport {
+                McpTransportConfig::Stdio { command, .. } => format!("MCP `{command}`"),
+                McpTransportConfig::StreamableHttp { url, .. } => format!("MCP {url}"),
+                McpTransportConfig::Sse { url, .. } => format!("MCP (SSE) {url}"),
+            },
+        }
+    }
+}
+
+/// A readable default name: the document's file stem, or the MCP server's package or host.
+fn default_name(upstream: &Upstream) -> String {
+    let raw = match upstream {
+        Upstream::OpenApi(c) => c.toolkit.clone().unwrap_or_else(|| last_segment(&c.spec)),
+        Upstream::Mcp(c) => c.toolkit.clone().unwrap_or_else(|| match &c.transport {
+            McpTransportConfig::Stdio { command, .. } => command_name(command),
+            McpTransportConfig::StreamableHttp { url, .. } | McpTransportConfig::Sse { url, .. } => host(url),
+        }),
+    };
+    let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let cleaned = cleaned.trim_matches('-').to_owned();
+    if cleaned.is_empty() { "source".to_owned() } else { cleaned }
+}
+
+fn last_segment(spec: &str) -> String {
+    let path = spec.split(['?', '#']).next().unwrap_or(spec).trim_end_matches('/');
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split('.').next().unwrap_or(file).to_owned()
+}
+
+fn host(url: &str) -> String {
+    url.split("://").nth(1).and_then(|rest| rest.split(['/', '?']).next()).unwrap_or(url).replace(':', "-")
+}
+
+/// `npx -y @modelcontextprotocol/server-everything stdio` → `server-everything`.
+fn command_name(command: &str) -> String {
+    let words = shlex::split(command).unwrap_or_default();
+    const LAUNCHERS: &[&str] = &["npx", "uvx", "node", "python", "python3", "deno", "bun", "bunx", "pipx", "run", "exec"];
+    let word = words
+        .iter()
+        .find(|w| !w.starts_with('-') && !LAUNCHERS.contains(&w.rsplit('/').next().unwrap_or(w)))
+        .or_else(|| words.first())
+        .cloned()
+        .unwrap_or_default();
+    let word = word.rsplit('/').next().unwrap_or(&word).to_owned();
+    let word = match word.rfind('@') {
+        Some(at) if at > 0 => word[..at].to_owned(),
+        _ => word,
+    };
+    word.trim_end_matches(".js").trim_end_matches(".py").to_owned()
+}
+
+/// Gives duplicate names a numeric suffix (`pets`, `pets-2`), in order.
+pub fn make_names_unique(sources: &mut [Source]) {
+    let mut seen = BTreeSet::new();
+    for source in sources {
+        let base = source.name.clone();
+        let mut n = 1;
+        while !seen.insert(source.name.clone()) {
+            n += 1;
+            source.name = format!("{base}-{n}");
+        }
+    }
+}
+
+/// Parses the config file's `sources:` entries.
+pub fn from_file(entries: &[Value]) -> Result<Vec<Source>, ConfigError> {
+    entries.iter().enumerate().map(|(i, entry)| from_entry(i, entry)).collect()
+}
+
+fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
+    let at = |key: &str| format!("sources[{index}]{}{key}", if key.is_empty() { "" } else { "." });
+    let invalid = |message: String| ConfigError::Invalid(message);
+    let Value::Mapping(map) = entry else {
+        return Err(invalid(format!("{}: expected a mapping with a `type` key (openapi or mcp)", at(""))));
+    };
+    let mut rest: Mapping = map.clone();
+    let kind = match rest.remove("type") {
+        Some(Value::String(kind)) => kind,
+        Some(_) => return Err(invalid(format!("{}: must be `openapi` or `mcp`", at("type")))),
+        None => return Err(invalid(format!("{}: missing `type` (openapi or mcp)", at("")))),
+    };
+    let name = match rest.remove("name") {
+        None => None,
+        Some(Value::String(name)) if !name.trim().is_empty() => Some(name),
+        Some(_) => return Err(invalid(format!("{}: must be a non-empty string", at("name")))),
+    };
+    let adapter_error = |e: serde_yaml::Error| invalid(format!("{}: {e}", at("")));
+    let upstream = match kind.as_str() {
+        "openapi" => Upstream::OpenApi(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?),
+        "mcp" => Upstream::Mcp(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?),
+        other => return Err(invalid(format!("{}: unknown source type `{other}`; expected `openapi` or `mcp`", at("type")))),
+    };
+    let name = name.unwrap_or_else(|| default_name(&upstream));
+    Ok(Source { name, upstream })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_are_readable() {
+        assert_eq!(command_name("npx -y @modelcontextprotocol/server-everything@2026.1.1 stdio"), "server-everything");
+        assert_eq!(command_name("/usr/bin/python3 -m server"), "server");
+        assert_eq!(command_name("./target/debug/example-mcp-server --flag"), "example-mcp-server");
+        assert_eq!(last_segment("https://x.test/v1/openapi.json?x=1"), "openapi");
+        assert_eq!(last_segment("specs/petstore.yaml"), "petstore");
+        assert_eq!(host("http://127.0.0.1:3001/mcp"), "127.0.0.1-3001");
+    }
+
+    #[test]
+    fn file_entries_split_bridge_keys_from_adapter_keys() {
+        let entries: Vec<Value> = serde_yaml::from_str(
+            "- type: openapi\n  name: pets\n  spec: pets.yaml\n  base_url: http://127.0.0.1:1\n- type: mcp\n  transport:\n    type: stdio\n    command: srv --x\n",
+        )
+        .unwrap();
+        let sources = from_file(&entries).unwrap();
+        assert_eq!(sources[0].name, "pets");
+        assert!(matches!(&sources[0].upstream, Upstream::OpenApi(c) if c.spec == "pets.yaml"));
+        assert_eq!(sources[1].name, "srv");
+    }
+
+    #[test]
+    fn file_errors_name_the_entry_and_key() {
+        let bad = |yaml: &str| from_file(&serde_yaml::from_str::<Vec<Value>>(yaml).unwrap()).unwrap_err().to_string();
+        assert!(bad("- type: openapi\n  spec: a\n  colour: red\n").contains("sources[0]") );
+        assert!(bad("- type: openapi\n  spec: a\n  colour: red\n").contains("colour"));
+        assert!(bad("- spec: a\n").contains("missing `type`"));
+        assert!(bad("- type: grpc\n").contains("unknown source type `grpc`"));
+        assert!(bad("- type: mcp\n").contains("transport"));
+    }
+
+    #[test]
+    fn duplicate_names_get_suffixes() {
+        let flag = |t: &str| SourceFlag { kind: SourceKind::OpenApi, target: t.to_owned(), base_url: None, toolkit: None, version: None };
+        let mut s = vec![Source::from_flag(&flag("a/pets.yaml")), Source::from_flag(&flag("b/pets.yaml"))];
+        make_names_unique(&mut s);
+        assert_eq!(s[1].name, "pets-2");
+    }
+}

