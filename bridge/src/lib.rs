@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod registry;
 pub mod requirements;
 pub mod rescue;
