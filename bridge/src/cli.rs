@@ -28,6 +28,23 @@ pub enum Command {
     Tools(InspectArgs),
     /// Print a conversion report; exit non-zero when any operation or tool was skipped.
     Check(InspectArgs),
+    /// Start a built-in demo: a REST service with its OpenAPI document and an MCP server, both
+    /// shipped in this binary, with the bridge in front of both. No network needed.
+    Demo(DemoArgs),
+    /// The demo's MCP server on stdio (spawned by `demo` as a real child process).
+    #[command(hide = true)]
+    DemoMcpServer,
+}
+
+/// Options of `demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Address the bridge listens on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Dialect of responses when a request carries no signal [default: otc].
+    #[arg(long, value_enum)]
+    pub dialect: Option<DialectName>,
 }
 
 /// Options of the server.

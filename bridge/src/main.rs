@@ -35,6 +35,8 @@ fn main() -> ExitCode {
             None => serve(cli.serve, &matches).await,
             Some(Command::Tools(args)) => inspect(args, sub_matches(&matches), false).await,
             Some(Command::Check(args)) => inspect(args, sub_matches(&matches), true).await,
+            Some(Command::Demo(args)) => demo(args).await,
+            Some(Command::DemoMcpServer) => otc_bridge::demo::mcp_server::serve_stdio().await.map(|()| ExitCode::SUCCESS),
         }
     });
     match result {
@@ -114,19 +116,39 @@ async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode
     let sources = collect_sources(&file, matches)?;
     // Bind before starting sources, so a busy port fails fast, before any child is spawned.
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
-    let addr = listener.local_addr().context("cannot read the bound address")?;
-
     if sources.is_empty() {
-        println!("no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help); serving an empty tool list");
-    } else {
+        println!("no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help), or try `otc-bridge demo`; serving an empty tool list");
+    }
+    run_server(listener, &sources, AppOptions { settings, auth, strict }, |addr, tools| {
+        println!("otc-bridge listening on http://{addr} with {tools} tools (dialect {})", dialect_name(dialect));
+    })
+    .await
+}
+
+/// What the server needs besides its sources.
+struct AppOptions {
+    settings: otc_bridge::ServerSettings,
+    auth: Option<otc_bridge::Authenticator>,
+    strict: bool,
+}
+
+/// Starts the sources (printing progress), serves until SIGINT/SIGTERM, then stops the sources.
+async fn run_server(
+    listener: tokio::net::TcpListener,
+    sources: &[Source],
+    options: AppOptions,
+    banner: impl FnOnce(std::net::SocketAddr, usize),
+) -> anyhow::Result<ExitCode> {
+    let addr = listener.local_addr().context("cannot read the bound address")?;
+    if !sources.is_empty() {
         println!("starting {} source(s):", sources.len());
-        for source in &sources {
+        for source in sources {
             println!("  loading {}: {}", source.name, source.describe());
         }
     }
-    let (adapters, catalog, reports) = start_sources(&sources, print_report).await;
+    let (adapters, catalog, reports) = start_sources(sources, print_report).await;
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 && strict {
+    if failed > 0 && options.strict {
         stop_all(&adapters).await;
         anyhow::bail!("{failed} of {} source(s) failed to start, and --strict is set", sources.len());
     }
@@ -137,13 +159,58 @@ async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);
-    let state = AppState::new(catalog, settings, auth);
-    println!("otc-bridge listening on http://{addr} with {tools} tools (dialect {})", dialect_name(dialect));
+    let state = AppState::new(catalog, options.settings, options.auth);
+    banner(addr, tools);
+    let _ = std::io::stdout().flush();
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
     println!("shutting down: stopping {} source(s)", adapters.len());
     stop_all(&adapters).await;
     served.context("server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `demo`: the built-in REST service and MCP server, with the bridge in front of both.
+async fn demo(args: &otc_bridge::cli::DemoArgs) -> anyhow::Result<ExitCode> {
+    use otc_adapters::mcp::McpConfig;
+    use otc_adapters::openapi::OpenApiConfig;
+    use otc_bridge::demo::rest;
+    use otc_bridge::sources::Upstream;
+
+    init_logging("warn");
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (pass --listen 127.0.0.1:PORT to use another port)", args.listen))?;
+    let rest_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.context("cannot start the demo REST service")?;
+    let rest = rest::start(rest_listener).await.context("cannot start the demo REST service")?;
+    let exe = std::env::current_exe().context("cannot find the otc-bridge executable to run the demo MCP server")?;
+    let exe = exe.to_string_lossy();
+    let command = format!("{} demo-mcp-server", shlex::try_quote(&exe).context("the executable's path cannot be quoted")?);
+    let sources = vec![
+        Source { name: "notes".to_owned(), upstream: Upstream::OpenApi(OpenApiConfig::new(rest.document_url())) },
+        Source { name: "demo-tools".to_owned(), upstream: Upstream::Mcp(McpConfig::stdio(&command)) },
+    ];
+    println!("demo REST service (OpenAPI document {}) and demo MCP server (a child process)", rest.document_url());
+    let dialect: Dialect = args.dialect.unwrap_or(DialectName::Otc).into();
+    let settings = otc_bridge::config::LimitsConfig::default().server_settings(dialect)?;
+    let code = run_server(listener, &sources, AppOptions { settings, auth: None, strict: true }, |addr, tools| {
+        let url = format!("http://{addr}");
+        println!("otc-bridge listening on {url} with {tools} tools (dialect {})", dialect_name(dialect));
+        println!();
+        println!("Try it (Ctrl-C stops the demo):");
+        println!("  # list the tools");
+        println!("  curl -s {url}/tools");
+        println!("  # a successful call (the REST service, through its OpenAPI document)");
+        println!(
+            "  curl -s {url}/tools/call -H 'content-type: application/json' -d '{{\"request\":{{\"tool_id\":\"DemoNotes.CreateNote\",\"input\":{{\"title\":\"Hello\",\"body\":\"Written through OTC\"}}}}}}'"
+        );
+        println!("  # an invalid input: 422 with parameter_errors (the MCP server's schema)");
+        println!(
+            "  curl -s {url}/tools/call -H 'content-type: application/json' -d '{{\"request\":{{\"tool_id\":\"DemoTools.RollDice\",\"input\":{{\"sides\":\"many\"}}}}}}'"
+        );
+    })
+    .await;
+    let _ = rest.shutdown().await;
+    code
 }
 
 fn dialect_name(dialect: Dialect) -> &'static str {
