@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Throughput and latency of MCP calls through otc-bridge, side by side with mcpo (PyPI), over the
+# same upstream: @modelcontextprotocol/server-everything's `echo` tool over stdio.
+#
+#   bench/mcp/run.sh                       # concurrency 1, 8, 64; 5 s each after 1 s warm-up
+#   DURATION=10 LEVELS="1 64" bench/mcp/run.sh
+#
+# Installs what it needs (pinned): the MCP server (scripts/install-mcp-servers.sh) and mcpo in a
+# virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
+# Both servers listen on loopback; the load generator (bench/loadgen) keeps one connection per
+# client. Prints one line per (server, concurrency): calls/s and p50/p90/p99 latency in µs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+export OTC_CORPUS_DIR="${OTC_CORPUS_DIR:-$PWD/.corpus}"
+DURATION="${DURATION:-5}"
+LEVELS="${LEVELS:-1 8 64}"
+MCPO_VERSION=0.0.20
+
+scripts/install-mcp-servers.sh >/dev/null
+EVERYTHING="$OTC_CORPUS_DIR/mcp/everything/node_modules/.bin/mcp-server-everything"
+VENV="$OTC_CORPUS_DIR/bench/mcpo-$MCPO_VERSION"
+if [ ! -x "$VENV/bin/mcpo" ]; then
+    echo "bench: installing mcpo==$MCPO_VERSION into $VENV"
+    python3 -m venv "$VENV"
+    # mcpo 0.0.20 predates mcp 2.x and FastAPI's stricter constructor: pin what it runs with.
+    "$VENV/bin/pip" install --quiet "mcpo==$MCPO_VERSION" "mcp==1.30.0" "fastapi==0.116.1" "starlette==0.47.3"
+fi
+cargo build --quiet --release -p otc-bridge -p otc-loadgen
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}/release"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+BRIDGE_PORT=$(free_port)
+MCPO_PORT=$(free_port)
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+RUST_LOG="${RUST_LOG:-warn}" "$TARGET/otc-bridge" --listen "127.0.0.1:$BRIDGE_PORT" \
+    --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-bridge.log 2>&1 &
+PIDS+=($!)
+"$VENV/bin/mcpo" --host 127.0.0.1 --port "$MCPO_PORT" --log-level WARNING -- "$EVERYTHING" stdio \
+    >/tmp/otc-bench-mcpo.log 2>&1 &
+PIDS+=($!)
+
+# Waits (up to 60 s) until a POST of $2 to $1 answers 200.
+wait_ready() {
+    for _ in $(seq 1 600); do
+        if curl -fsS -o /dev/null -H 'content-type: application/json' -d "$2" "$1" 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "bench: $1 did not come up; see /tmp/otc-bench-*.log" >&2
+    exit 1
+}
+BRIDGE_URL="http://127.0.0.1:$BRIDGE_PORT/tools/call"
+BRIDGE_BODY='{"$schema":"otc://1.0","request":{"call_id":"bench","tool_id":"Everything.Echo","input":{"message":"hi"}}}'
+MCPO_URL="http://127.0.0.1:$MCPO_PORT/echo"
+MCPO_BODY='{"message":"hi"}'
+wait_ready "$BRIDGE_URL" "$BRIDGE_BODY"
+wait_ready "$MCPO_URL" "$MCPO_BODY"
+
+echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores"
+for c in $LEVELS; do
+    "$TARGET/otc-loadgen" --label otc-bridge --url "$BRIDGE_URL" --body "$BRIDGE_BODY" \
+        --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION"
+    "$TARGET/otc-loadgen" --label mcpo --url "$MCPO_URL" --body "$MCPO_BODY" \
+        --expect 'Echo: hi' --concurrency "$c" --duration-secs "$DURATION"
+done
