@@ -35,36 +35,55 @@ fn adapter() -> FakeAdapter {
         requirements: None,
     };
     FakeAdapter::new("bench").tool(add, |call| {
-        let n = |k| call.input.get(k).and_then(Value::as_f64).unwrap_or_default();
+        let n = |k| {
+            call.input
+                .get(k)
+                .and_then(Value::as_f64)
+                .unwrap_or_default()
+        };
         Ok(json!(n("a") + n("b")))
     })
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let router = runtime.block_on(async {
         let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter());
         let mapped = adapter.list_tools().await.unwrap();
         let mut diagnostics = Vec::new();
         let source = SourceTools::compile(adapter, mapped.tools, &mut diagnostics);
-        app(AppState::new(SharedCatalog::new(Catalog::new(vec![source])), ServerSettings::default(), None))
+        app(AppState::new(
+            SharedCatalog::new(Catalog::new(vec![source])),
+            ServerSettings::default(),
+            None,
+        ))
     });
     let body = r#"{"$schema":"otc://1.0","request":{"call_id":"123e4567-e89b-12d3-a456-426614174000","tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
     let call = |body: &'static str| {
         let router = router.clone();
         async move {
-            let request = Request::post("/tools/call").header("content-type", "application/json").body(Body::from(body)).unwrap();
+            let request = Request::post("/tools/call")
+                .header("content-type", "application/json")
+                .body(Body::from(body))
+                .unwrap();
             let response = router.oneshot(request).await.unwrap();
             assert_eq!(response.status(), 200);
             to_bytes(response.into_body(), usize::MAX).await.unwrap()
         }
     };
-    c.bench_function("call Calculator.Add (success)", |b| b.iter(|| runtime.block_on(call(body))));
+    c.bench_function("call Calculator.Add (success)", |b| {
+        b.iter(|| runtime.block_on(call(body)))
+    });
     let invalid = r#"{"request":{"tool_id":"Calculator.Add","input":{"a":"ten"}}}"#;
     c.bench_function("call Calculator.Add (422)", |b| {
         b.iter(|| {
             runtime.block_on(async {
-                let request = Request::post("/tools/call").body(Body::from(invalid)).unwrap();
+                let request = Request::post("/tools/call")
+                    .body(Body::from(invalid))
+                    .unwrap();
                 let response = router.clone().oneshot(request).await.unwrap();
                 to_bytes(response.into_body(), usize::MAX).await.unwrap()
             })
@@ -73,7 +92,11 @@ fn bench(c: &mut Criterion) {
     c.bench_function("list tools", |b| {
         b.iter(|| {
             runtime.block_on(async {
-                let response = router.clone().oneshot(Request::get("/tools").body(Body::empty()).unwrap()).await.unwrap();
+                let response = router
+                    .clone()
+                    .oneshot(Request::get("/tools").body(Body::empty()).unwrap())
+                    .await
+                    .unwrap();
                 to_bytes(response.into_body(), usize::MAX).await.unwrap()
             })
         });

@@ -28,12 +28,30 @@ pub enum Command {
     Tools(InspectArgs),
     /// Print a conversion report; exit non-zero when any operation or tool was skipped.
     Check(InspectArgs),
+    /// Write the translated definitions to files, for moving tools into OTC clients and for
+    /// review in version control. Same input, byte-identical output.
+    Export(ExportArgs),
     /// Start a built-in demo: a REST service with its OpenAPI document and an MCP server, both
     /// shipped in this binary, with the bridge in front of both. No network needed.
     Demo(DemoArgs),
     /// The demo's MCP server on stdio (spawned by `demo` as a real child process).
     #[command(hide = true)]
     DemoMcpServer,
+}
+
+/// Options of `export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Where to write: a file (one `GET /tools` body), or with --split a directory (one file per
+    /// toolkit, `<Toolkit>.json`).
+    #[arg(long, value_name = "PATH")]
+    pub out: PathBuf,
+    /// One file per toolkit instead of one document.
+    #[arg(long)]
+    pub split: bool,
+    /// Inspection options (sources, config, dialect).
+    #[command(flatten)]
+    pub inspect: InspectArgs,
 }
 
 /// Options of `demo`.

@@ -23,7 +23,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("error: cannot start the async runtime: {err}");
@@ -35,8 +38,11 @@ fn main() -> ExitCode {
             None => serve(cli.serve, &matches).await,
             Some(Command::Tools(args)) => inspect(args, sub_matches(&matches), false).await,
             Some(Command::Check(args)) => inspect(args, sub_matches(&matches), true).await,
+            Some(Command::Export(args)) => export(args, sub_matches(&matches)).await,
             Some(Command::Demo(args)) => demo(args).await,
-            Some(Command::DemoMcpServer) => otc_bridge::demo::mcp_server::serve_stdio().await.map(|()| ExitCode::SUCCESS),
+            Some(Command::DemoMcpServer) => otc_bridge::demo::mcp_server::serve_stdio()
+                .await
+                .map(|()| ExitCode::SUCCESS),
         }
     });
     match result {
@@ -56,7 +62,10 @@ fn init_logging(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("OTC_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(filter))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// The sources of the config file followed by those of the flags, with unique names.
@@ -79,9 +88,20 @@ fn print_report(report: &SourceReport) {
     let secs = report.elapsed.as_secs_f64();
     match &report.error {
         None => {
-            let skipped = report.diagnostics.iter().filter(|d| d.severity == Severity::Skipped).count();
-            let note = if skipped > 0 { format!(" ({skipped} skipped; run `otc-bridge check` for details)") } else { String::new() };
-            println!("  ready   {}: {} tools in {secs:.2} s{note}", report.name, report.tools);
+            let skipped = report
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Skipped)
+                .count();
+            let note = if skipped > 0 {
+                format!(" ({skipped} skipped; run `otc-bridge check` for details)")
+            } else {
+                String::new()
+            };
+            println!(
+                "  ready   {}: {} tools in {secs:.2} s{note}",
+                report.name, report.tools
+            );
         }
         Some(error) => eprintln!("  failed  {}: {error}", report.name),
     }
@@ -93,14 +113,25 @@ async fn stop_all(adapters: &[Arc<dyn Adapter>]) {
 
 async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
     let mut file = load_file(args.config.as_deref())?;
-    init_logging(args.log_level.as_deref().or(file.log_level.as_deref()).unwrap_or("info,rmcp=warn"));
+    init_logging(
+        args.log_level
+            .as_deref()
+            .or(file.log_level.as_deref())
+            .unwrap_or("info,rmcp=warn"),
+    );
     if let Some(var) = args.jwt_secret_env {
-        file.auth.jwt = Some(JwtConfig { secret_env: var, audience: args.jwt_audience.clone() });
+        file.auth.jwt = Some(JwtConfig {
+            secret_env: var,
+            audience: args.jwt_audience.clone(),
+        });
     } else if !args.jwt_audience.is_empty() {
         anyhow::bail!("--jwt-audience needs --jwt-secret-env");
     }
     if args.api_keys_env.is_some() || args.api_keys_file.is_some() {
-        file.auth.api_keys = Some(ApiKeysConfig { env: args.api_keys_env, file: args.api_keys_file });
+        file.auth.api_keys = Some(ApiKeysConfig {
+            env: args.api_keys_env,
+            file: args.api_keys_file,
+        });
     }
     if let Some(bytes) = args.max_body_bytes {
         file.limits.max_body_bytes = bytes;
@@ -108,20 +139,42 @@ async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode
     if let Some(secs) = args.call_timeout_secs {
         file.limits.call_timeout_secs = secs;
     }
-    let dialect: Dialect = args.dialect.or(file.dialect).map_or(Dialect::Otc, Into::into);
+    let dialect: Dialect = args
+        .dialect
+        .or(file.dialect)
+        .map_or(Dialect::Otc, Into::into);
     let settings = file.limits.server_settings(dialect)?;
     let auth = file.auth.build()?;
-    let listen = args.listen.or(file.listen).unwrap_or_else(|| ([127, 0, 0, 1], 8080).into());
+    let listen = args
+        .listen
+        .or(file.listen)
+        .unwrap_or_else(|| ([127, 0, 0, 1], 8080).into());
     let strict = args.strict || file.strict;
     let sources = collect_sources(&file, matches)?;
     // Bind before starting sources, so a busy port fails fast, before any child is spawned.
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
     if sources.is_empty() {
-        println!("no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help), or try `otc-bridge demo`; serving an empty tool list");
+        println!(
+            "no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help), or try `otc-bridge demo`; serving an empty tool list"
+        );
     }
-    run_server(listener, &sources, AppOptions { settings, auth, strict }, |addr, tools| {
-        println!("otc-bridge listening on http://{addr} with {tools} tools (dialect {})", dialect_name(dialect));
-    })
+    run_server(
+        listener,
+        &sources,
+        AppOptions {
+            settings,
+            auth,
+            strict,
+        },
+        |addr, tools| {
+            println!(
+                "otc-bridge listening on http://{addr} with {tools} tools (dialect {})",
+                dialect_name(dialect)
+            );
+        },
+    )
     .await
 }
 
@@ -139,7 +192,9 @@ async fn run_server(
     options: AppOptions,
     banner: impl FnOnce(std::net::SocketAddr, usize),
 ) -> anyhow::Result<ExitCode> {
-    let addr = listener.local_addr().context("cannot read the bound address")?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
     if !sources.is_empty() {
         println!("starting {} source(s):", sources.len());
         for source in sources {
@@ -150,7 +205,10 @@ async fn run_server(
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 && options.strict {
         stop_all(&adapters).await;
-        anyhow::bail!("{failed} of {} source(s) failed to start, and --strict is set", sources.len());
+        anyhow::bail!(
+            "{failed} of {} source(s) failed to start, and --strict is set",
+            sources.len()
+        );
     }
     if failed > 0 && failed == sources.len() {
         stop_all(&adapters).await;
@@ -162,7 +220,9 @@ async fn run_server(
     let state = AppState::new(catalog, options.settings, options.auth);
     banner(addr, tools);
     let _ = std::io::stdout().flush();
-    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
+    let served = axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
     println!("shutting down: stopping {} source(s)", adapters.len());
     stop_all(&adapters).await;
     served.context("server failed")?;
@@ -179,17 +239,39 @@ async fn demo(args: &otc_bridge::cli::DemoArgs) -> anyhow::Result<ExitCode> {
     init_logging("warn");
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
-        .with_context(|| format!("cannot listen on {} (pass --listen 127.0.0.1:PORT to use another port)", args.listen))?;
-    let rest_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.context("cannot start the demo REST service")?;
-    let rest = rest::start(rest_listener).await.context("cannot start the demo REST service")?;
-    let exe = std::env::current_exe().context("cannot find the otc-bridge executable to run the demo MCP server")?;
+        .with_context(|| {
+            format!(
+                "cannot listen on {} (pass --listen 127.0.0.1:PORT to use another port)",
+                args.listen
+            )
+        })?;
+    let rest_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("cannot start the demo REST service")?;
+    let rest = rest::start(rest_listener)
+        .await
+        .context("cannot start the demo REST service")?;
+    let exe = std::env::current_exe()
+        .context("cannot find the otc-bridge executable to run the demo MCP server")?;
     let exe = exe.to_string_lossy();
-    let command = format!("{} demo-mcp-server", shlex::try_quote(&exe).context("the executable's path cannot be quoted")?);
+    let command = format!(
+        "{} demo-mcp-server",
+        shlex::try_quote(&exe).context("the executable's path cannot be quoted")?
+    );
     let sources = vec![
-        Source { name: "notes".to_owned(), upstream: Upstream::OpenApi(OpenApiConfig::new(rest.document_url())) },
-        Source { name: "demo-tools".to_owned(), upstream: Upstream::Mcp(McpConfig::stdio(&command)) },
+        Source {
+            name: "notes".to_owned(),
+            upstream: Upstream::OpenApi(OpenApiConfig::new(rest.document_url())),
+        },
+        Source {
+            name: "demo-tools".to_owned(),
+            upstream: Upstream::Mcp(McpConfig::stdio(&command)),
+        },
     ];
-    println!("demo REST service (OpenAPI document {}) and demo MCP server (a child process)", rest.document_url());
+    println!(
+        "demo REST service (OpenAPI document {}) and demo MCP server (a child process)",
+        rest.document_url()
+    );
     let dialect: Dialect = args.dialect.unwrap_or(DialectName::Otc).into();
     let settings = otc_bridge::config::LimitsConfig::default().server_settings(dialect)?;
     let code = run_server(listener, &sources, AppOptions { settings, auth: None, strict: true }, |addr, tools| {
@@ -220,22 +302,30 @@ fn dialect_name(dialect: Dialect) -> &'static str {
     }
 }
 
-/// `tools` (definitions on stdout) and `check` (a conversion report).
-async fn inspect(args: &InspectArgs, matches: &ArgMatches, check: bool) -> anyhow::Result<ExitCode> {
+/// Starts the sources of an inspecting command, lists them, and stops them again.
+async fn list_once(
+    args: &InspectArgs,
+    matches: &ArgMatches,
+) -> anyhow::Result<(FileConfig, Vec<Source>, Catalog, Vec<SourceReport>)> {
     init_logging("warn");
     let file = load_file(args.config.as_deref())?;
-    let sources = collect_sources(&file, matches)?;
+    let sources: Vec<Source> = collect_sources(&file, matches)?
+        .into_iter()
+        .map(Source::for_inspection)
+        .collect();
     if sources.is_empty() {
-        anyhow::bail!("no sources: pass --openapi FILE_OR_URL, --mcp COMMAND, --mcp-url URL or --config FILE");
+        anyhow::bail!(
+            "no sources: pass --openapi FILE_OR_URL, --mcp COMMAND, --mcp-url URL or --config FILE"
+        );
     }
     let (adapters, catalog, reports) = start_sources(&sources, |_| {}).await;
     stop_all(&adapters).await;
-    let failed = reports.iter().any(|r| r.error.is_some());
-    if check {
-        let skipped = print_check(&sources, &reports);
-        return Ok(if failed || skipped { ExitCode::FAILURE } else { ExitCode::SUCCESS });
-    }
-    for report in &reports {
+    Ok((file, sources, catalog, reports))
+}
+
+/// Prints each failed source and each diagnostic on stderr; returns whether any source failed.
+fn print_problems(reports: &[SourceReport]) -> bool {
+    for report in reports {
         if let Some(error) = &report.error {
             eprintln!("error: {}: {error}", report.name);
         }
@@ -243,19 +333,109 @@ async fn inspect(args: &InspectArgs, matches: &ArgMatches, check: bool) -> anyho
             eprintln!("{}: {diagnostic}", report.name);
         }
     }
-    let dialect: Dialect = args.dialect.or(file.dialect).unwrap_or(DialectName::Otc).into();
+    reports.iter().any(|r| r.error.is_some())
+}
+
+/// `export`: the definitions as files, deterministic (sorted by id, stable formatting).
+async fn export(
+    args: &otc_bridge::cli::ExportArgs,
+    matches: &ArgMatches,
+) -> anyhow::Result<ExitCode> {
+    let (file, _sources, catalog, reports) = list_once(&args.inspect, matches).await?;
+    let failed = print_problems(&reports);
+    let dialect: Dialect = args
+        .inspect
+        .dialect
+        .or(file.dialect)
+        .unwrap_or(DialectName::Otc)
+        .into();
+    let mut tools = catalog.definitions().to_vec();
+    tools.sort_by(|a, b| {
+        (&a.id.toolkit, &a.id.tool, a.version).cmp(&(&b.id.toolkit, &b.id.tool, b.version))
+    });
+    let render = |tools: &[otc_mappings::otc::ToolDefinition]| -> anyhow::Result<String> {
+        let body = serde_json::to_value(otc_mappings::otc::ListToolsBody { dialect, tools })
+            .context("serialising tools")?;
+        let mut text = serde_json::to_string_pretty(&body).context("serialising tools")?;
+        text.push('\n');
+        Ok(text)
+    };
+    if args.split {
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("cannot create directory {}", args.out.display()))?;
+        let mut toolkits: Vec<&str> = tools.iter().map(|t| t.id.toolkit.as_str()).collect();
+        toolkits.dedup();
+        for toolkit in toolkits {
+            let subset: Vec<_> = tools
+                .iter()
+                .filter(|t| t.id.toolkit == toolkit)
+                .cloned()
+                .collect();
+            let path = args.out.join(format!("{toolkit}.json"));
+            std::fs::write(&path, render(&subset)?)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("wrote {} ({} tools)", path.display(), subset.len());
+        }
+    } else {
+        if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create directory {}", parent.display()))?;
+        }
+        std::fs::write(&args.out, render(&tools)?)
+            .with_context(|| format!("cannot write {}", args.out.display()))?;
+        println!("wrote {} ({} tools)", args.out.display(), tools.len());
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `tools` (definitions on stdout) and `check` (a conversion report).
+async fn inspect(
+    args: &InspectArgs,
+    matches: &ArgMatches,
+    check: bool,
+) -> anyhow::Result<ExitCode> {
+    let (file, sources, catalog, reports) = list_once(args, matches).await?;
+    let failed = reports.iter().any(|r| r.error.is_some());
+    if check {
+        let skipped = print_check(&sources, &reports);
+        return Ok(if failed || skipped {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    print_problems(&reports);
+    let dialect: Dialect = args
+        .dialect
+        .or(file.dialect)
+        .unwrap_or(DialectName::Otc)
+        .into();
     print_tools(&catalog, dialect)?;
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn print_tools(catalog: &Catalog, dialect: Dialect) -> anyhow::Result<()> {
-    let body: serde_json::Value = serde_json::from_slice(&catalog.list_body(dialect)).context("listing tools")?;
+    let body: serde_json::Value =
+        serde_json::from_slice(&catalog.list_body(dialect)).context("listing tools")?;
     let mut text = serde_json::to_string_pretty(&body).context("printing tools")?;
     text.push('\n');
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         // The reader stopped early (`| head`): not an error of ours.
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err).context("writing to stdout"),
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(err).context("writing to stdout")
+        }
         _ => Ok(()),
     }
 }
@@ -269,9 +449,18 @@ fn print_check(sources: &[Source], reports: &[SourceReport]) -> bool {
             println!("  FAILED: {error}");
             continue;
         }
-        let skipped: Vec<_> = report.diagnostics.iter().filter(|d| d.severity == Severity::Skipped).collect();
+        let skipped: Vec<_> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Skipped)
+            .collect();
         any_skipped |= !skipped.is_empty();
-        println!("  operations: {}   tools: {}   skipped: {}", report.tools + skipped.len(), report.tools, skipped.len());
+        println!(
+            "  operations: {}   tools: {}   skipped: {}",
+            report.tools + skipped.len(),
+            report.tools,
+            skipped.len()
+        );
         for diagnostic in &report.diagnostics {
             println!("  {diagnostic}");
         }

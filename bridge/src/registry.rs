@@ -84,6 +84,8 @@ pub struct Catalog {
     by_name: HashMap<String, Vec<Arc<Entry>>>,
     /// Case-folded `Toolkit.Tool` → the served spelling, for "did you mean".
     folded: HashMap<String, String>,
+    /// The definitions served, in listing order.
+    listed: Vec<ToolDefinition>,
     /// The `GET /tools` body of each dialect, serialised once.
     lists: HashMap<Dialect, Bytes>,
     /// Ids that were served twice; the first source wins.
@@ -161,6 +163,7 @@ impl Catalog {
             sources,
             by_name,
             folded,
+            listed,
             lists,
             duplicates,
         }
@@ -194,6 +197,11 @@ impl Catalog {
     /// The pre-serialised `GET /tools` body for a dialect.
     pub fn list_body(&self, dialect: Dialect) -> Bytes {
         self.lists.get(&dialect).cloned().unwrap_or_default()
+    }
+
+    /// Every definition served, in catalog order.
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.listed
     }
 
     /// The number of tools served.

@@ -69,6 +69,18 @@ impl Source {
         })
     }
 
+    /// The source as the inspecting commands (`tools`, `check`, `export`) use it: they call
+    /// nothing, so an OpenAPI document without an absolute server URL gets a placeholder base
+    /// (in the reserved `.invalid` domain, which never resolves) instead of an error.
+    pub fn for_inspection(mut self) -> Self {
+        if let Upstream::OpenApi(config) = &mut self.upstream
+            && config.base_url.is_none()
+        {
+            config.base_url = Some("http://base-url.invalid/".to_owned());
+        }
+        self
+    }
+
     /// A short description for progress lines: the document or the command/URL.
     pub fn describe(&self) -> String {
         match &self.upstream {
@@ -88,28 +100,52 @@ fn default_name(upstream: &Upstream) -> String {
         Upstream::OpenApi(c) => c.toolkit.clone().unwrap_or_else(|| last_segment(&c.spec)),
         Upstream::Mcp(c) => c.toolkit.clone().unwrap_or_else(|| match &c.transport {
             McpTransportConfig::Stdio { command, .. } => command_name(command),
-            McpTransportConfig::StreamableHttp { url, .. } | McpTransportConfig::Sse { url, .. } => host(url),
+            McpTransportConfig::StreamableHttp { url, .. }
+            | McpTransportConfig::Sse { url, .. } => host(url),
         }),
     };
-    let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let cleaned: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     let cleaned = cleaned.trim_matches('-').to_owned();
-    if cleaned.is_empty() { "source".to_owned() } else { cleaned }
+    if cleaned.is_empty() {
+        "source".to_owned()
+    } else {
+        cleaned
+    }
 }
 
 fn last_segment(spec: &str) -> String {
-    let path = spec.split(['?', '#']).next().unwrap_or(spec).trim_end_matches('/');
+    let path = spec
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(spec)
+        .trim_end_matches('/');
     let file = path.rsplit('/').next().unwrap_or(path);
     file.split('.').next().unwrap_or(file).to_owned()
 }
 
 fn host(url: &str) -> String {
-    url.split("://").nth(1).and_then(|rest| rest.split(['/', '?']).next()).unwrap_or(url).replace(':', "-")
+    url.split("://")
+        .nth(1)
+        .and_then(|rest| rest.split(['/', '?']).next())
+        .unwrap_or(url)
+        .replace(':', "-")
 }
 
 /// `npx -y @modelcontextprotocol/server-everything stdio` → `server-everything`.
 fn command_name(command: &str) -> String {
     let words = shlex::split(command).unwrap_or_default();
-    const LAUNCHERS: &[&str] = &["npx", "uvx", "node", "python", "python3", "deno", "bun", "bunx", "pipx", "run", "exec"];
+    const LAUNCHERS: &[&str] = &[
+        "npx", "uvx", "node", "python", "python3", "deno", "bun", "bunx", "pipx", "run", "exec",
+    ];
     let word = words
         .iter()
         .find(|w| !w.starts_with('-') && !LAUNCHERS.contains(&w.rsplit('/').next().unwrap_or(w)))
@@ -121,7 +157,9 @@ fn command_name(command: &str) -> String {
         Some(at) if at > 0 => word[..at].to_owned(),
         _ => word,
     };
-    word.trim_end_matches(".js").trim_end_matches(".py").to_owned()
+    word.trim_end_matches(".js")
+        .trim_end_matches(".py")
+        .to_owned()
 }
 
 /// Gives duplicate names a numeric suffix (`pets`, `pets-2`), in order.
@@ -139,31 +177,67 @@ pub fn make_names_unique(sources: &mut [Source]) {
 
 /// Parses the config file's `sources:` entries.
 pub fn from_file(entries: &[Value]) -> Result<Vec<Source>, ConfigError> {
-    entries.iter().enumerate().map(|(i, entry)| from_entry(i, entry)).collect()
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| from_entry(i, entry))
+        .collect()
 }
 
 fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
-    let at = |key: &str| format!("sources[{index}]{}{key}", if key.is_empty() { "" } else { "." });
+    let at = |key: &str| {
+        format!(
+            "sources[{index}]{}{key}",
+            if key.is_empty() { "" } else { "." }
+        )
+    };
     let invalid = |message: String| ConfigError::Invalid(message);
     let Value::Mapping(map) = entry else {
-        return Err(invalid(format!("{}: expected a mapping with a `type` key (openapi or mcp)", at(""))));
+        return Err(invalid(format!(
+            "{}: expected a mapping with a `type` key (openapi or mcp)",
+            at("")
+        )));
     };
     let mut rest: Mapping = map.clone();
     let kind = match rest.remove("type") {
         Some(Value::String(kind)) => kind,
-        Some(_) => return Err(invalid(format!("{}: must be `openapi` or `mcp`", at("type")))),
-        None => return Err(invalid(format!("{}: missing `type` (openapi or mcp)", at("")))),
+        Some(_) => {
+            return Err(invalid(format!(
+                "{}: must be `openapi` or `mcp`",
+                at("type")
+            )));
+        }
+        None => {
+            return Err(invalid(format!(
+                "{}: missing `type` (openapi or mcp)",
+                at("")
+            )));
+        }
     };
     let name = match rest.remove("name") {
         None => None,
         Some(Value::String(name)) if !name.trim().is_empty() => Some(name),
-        Some(_) => return Err(invalid(format!("{}: must be a non-empty string", at("name")))),
+        Some(_) => {
+            return Err(invalid(format!(
+                "{}: must be a non-empty string",
+                at("name")
+            )));
+        }
     };
     let adapter_error = |e: serde_yaml::Error| invalid(format!("{}: {e}", at("")));
     let upstream = match kind.as_str() {
-        "openapi" => Upstream::OpenApi(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?),
-        "mcp" => Upstream::Mcp(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?),
-        other => return Err(invalid(format!("{}: unknown source type `{other}`; expected `openapi` or `mcp`", at("type")))),
+        "openapi" => {
+            Upstream::OpenApi(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?)
+        }
+        "mcp" => {
+            Upstream::Mcp(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?)
+        }
+        other => {
+            return Err(invalid(format!(
+                "{}: unknown source type `{other}`; expected `openapi` or `mcp`",
+                at("type")
+            )));
+        }
     };
     let name = name.unwrap_or_else(|| default_name(&upstream));
     Ok(Source { name, upstream })
@@ -175,10 +249,19 @@ mod tests {
 
     #[test]
     fn default_names_are_readable() {
-        assert_eq!(command_name("npx -y @modelcontextprotocol/server-everything@2026.1.1 stdio"), "server-everything");
+        assert_eq!(
+            command_name("npx -y @modelcontextprotocol/server-everything@2026.1.1 stdio"),
+            "server-everything"
+        );
         assert_eq!(command_name("/usr/bin/python3 -m server"), "server");
-        assert_eq!(command_name("./target/debug/example-mcp-server --flag"), "example-mcp-server");
-        assert_eq!(last_segment("https://x.test/v1/openapi.json?x=1"), "openapi");
+        assert_eq!(
+            command_name("./target/debug/example-mcp-server --flag"),
+            "example-mcp-server"
+        );
+        assert_eq!(
+            last_segment("https://x.test/v1/openapi.json?x=1"),
+            "openapi"
+        );
         assert_eq!(last_segment("specs/petstore.yaml"), "petstore");
         assert_eq!(host("http://127.0.0.1:3001/mcp"), "127.0.0.1-3001");
     }
@@ -197,8 +280,12 @@ mod tests {
 
     #[test]
     fn file_errors_name_the_entry_and_key() {
-        let bad = |yaml: &str| from_file(&serde_yaml::from_str::<Vec<Value>>(yaml).unwrap()).unwrap_err().to_string();
-        assert!(bad("- type: openapi\n  spec: a\n  colour: red\n").contains("sources[0]") );
+        let bad = |yaml: &str| {
+            from_file(&serde_yaml::from_str::<Vec<Value>>(yaml).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad("- type: openapi\n  spec: a\n  colour: red\n").contains("sources[0]"));
         assert!(bad("- type: openapi\n  spec: a\n  colour: red\n").contains("colour"));
         assert!(bad("- spec: a\n").contains("missing `type`"));
         assert!(bad("- type: grpc\n").contains("unknown source type `grpc`"));
@@ -207,8 +294,17 @@ mod tests {
 
     #[test]
     fn duplicate_names_get_suffixes() {
-        let flag = |t: &str| SourceFlag { kind: SourceKind::OpenApi, target: t.to_owned(), base_url: None, toolkit: None, version: None };
-        let mut s = vec![Source::from_flag(&flag("a/pets.yaml")), Source::from_flag(&flag("b/pets.yaml"))];
+        let flag = |t: &str| SourceFlag {
+            kind: SourceKind::OpenApi,
+            target: t.to_owned(),
+            base_url: None,
+            toolkit: None,
+            version: None,
+        };
+        let mut s = vec![
+            Source::from_flag(&flag("a/pets.yaml")),
+            Source::from_flag(&flag("b/pets.yaml")),
+        ];
         make_names_unique(&mut s);
         assert_eq!(s[1].name, "pets-2");
     }

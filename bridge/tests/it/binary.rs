@@ -1,0 +1,117 @@
+//! Running the real binary: a child process whose stdout is read line by line, stopped with
+//! SIGINT like a person pressing Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_otc-bridge");
+
+/// The repository root (README paths are relative to it).
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// The example MCP server, built by `cargo build --workspace` (scripts/test.sh does it first);
+/// built here if missing, so `cargo test -p otc-bridge` works alone too.
+pub(crate) fn ensure_example_server() {
+    let path = repo_root().join("target/debug/example-mcp-server");
+    if !path.is_file() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "example-mcp-server"])
+            .current_dir(repo_root())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+/// A running `otc-bridge` process.
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) lines: Lines<BufReader<ChildStdout>>,
+    pub(crate) seen: Vec<String>,
+}
+
+impl Running {
+    pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .current_dir(repo_root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads stdout until a line contains `needle`; returns that line.
+    pub(crate) async fn wait_for(&mut self, needle: &str) -> String {
+        let read = async {
+            while let Some(line) = self.lines.next_line().await.unwrap() {
+                self.seen.push(line.clone());
+                if line.contains(needle) {
+                    return line;
+                }
+            }
+            panic!(
+                "stdout ended before {needle:?}; saw:\n{}",
+                self.seen.join("\n")
+            );
+        };
+        tokio::time::timeout(Duration::from_secs(60), read)
+            .await
+            .unwrap_or_else(|_| panic!("no {needle:?} within 60 s"))
+    }
+
+    /// The URL from the `listening on http://…` line.
+    pub(crate) async fn url(&mut self) -> String {
+        let line = self.wait_for("listening on").await;
+        let start = line.find("http://").unwrap();
+        line[start..].split_whitespace().next().unwrap().to_owned()
+    }
+
+    /// Sends SIGINT and waits for a clean exit.
+    pub(crate) async fn interrupt(mut self) {
+        let pid = self.child.id().unwrap();
+        let status = std::process::Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(exit.success(), "exit status {exit}");
+    }
+}
+
+/// Runs the binary to completion: (exit code, stdout, stderr).
+pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -1,0 +1,58 @@
+//! `otc-bridge demo`: starts with no network, and the three printed `curl` commands work as printed.
+
+use serde_json::Value;
+
+use crate::binary::Running;
+
+#[tokio::test]
+async fn demo_serves_and_its_printed_commands_work() {
+    let mut demo = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);
+    let url = demo.url().await;
+    let mut commands = Vec::new();
+    while commands.len() < 3 {
+        let line = demo.wait_for("curl ").await;
+        commands.push(line.trim().to_owned());
+    }
+    let run = |cmd: &str| {
+        let out = std::process::Command::new("sh")
+            .args(["-c", cmd])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}");
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or_else(|e| panic!("{cmd}: {e}"))
+    };
+    let list = run(&commands[0]);
+    let ids: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.iter().any(|id| id.starts_with("DemoNotes.")), "{ids:?}");
+    assert!(ids.iter().any(|id| id.starts_with("DemoTools.")), "{ids:?}");
+    let ok = run(&commands[1]);
+    assert_eq!(ok["result"]["success"], true, "{ok}");
+    let invalid = run(&commands[2]);
+    assert!(invalid["parameter_errors"].is_object(), "{invalid}");
+    // The MCP source is a real child process; it is gone once the demo stops.
+    let health: Value = reqwest::get(format!("{url}/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ready", "{health}");
+    let pid = demo.child.id().unwrap();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    demo.interrupt().await;
+    for child in children.split_whitespace() {
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            !std::path::Path::new(&format!("/proc/{child}")).exists()
+                || std::fs::read_to_string(format!("/proc/{child}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "))
+        });
+        assert!(gone, "child {child} outlived the demo");
+    }
+}
