@@ -60,7 +60,16 @@ pub async fn start_sources(
                 let mut diagnostics = mapped.diagnostics;
                 let compiled = SourceTools::compile(adapter, mapped.tools, &mut diagnostics);
                 let tools = compiled.entries.len();
-                (Some(compiled), SourceReport { name, tools, elapsed: started.elapsed(), diagnostics, error: None })
+                (
+                    Some(compiled),
+                    SourceReport {
+                        name,
+                        tools,
+                        elapsed: started.elapsed(),
+                        diagnostics,
+                        error: None,
+                    },
+                )
             }
             Err(err) => (
                 None,
@@ -84,7 +93,10 @@ pub async fn start_sources(
         compiled_sources.extend(compiled);
         reports.push(report);
     }
-    let adapters = compiled_sources.iter().map(|s| Arc::clone(&s.adapter)).collect();
+    let adapters = compiled_sources
+        .iter()
+        .map(|s| Arc::clone(&s.adapter))
+        .collect();
     let catalog = Catalog::new(compiled_sources);
     for duplicate in &catalog.duplicates {
         tracing::warn!(diagnostic = %duplicate, "Duplicate tool id.");
