@@ -5,4 +5,5 @@
 mod binary;
 mod config;
 mod demo;
+mod interop;
 mod readme;
