@@ -206,6 +206,12 @@ impl Adapter for OpenApiAdapter {
             .send()
             .await
             .map_err(|e| response::classify(e, self.timeout))?;
+        tracing::debug!(
+            upstream = %self.name,
+            operation = %plan.operation,
+            status = response.status().as_u16(),
+            "Upstream answered."
+        );
         response::read(response, self.max_response_bytes, &sent, self.timeout).await
     }
 }

@@ -5,6 +5,7 @@
 //! requirement), then from the call's `context`, and are placed as the scheme says. The values
 //! sent are remembered so that an upstream echoing them in an error body cannot leak them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -23,29 +24,30 @@ use super::style::{self, COMPONENT};
 use crate::AdapterError;
 
 /// The credential values one request carried, in every form they were sent in.
+/// Borrowed where possible: only derived forms (base64, percent-encoded) are allocated.
 #[derive(Default)]
-pub(crate) struct Sent(Vec<String>);
+pub(crate) struct Sent<'a>(Vec<Cow<'a, str>>);
 
-impl Sent {
+impl Sent<'_> {
     /// Replaces every sent credential in `text` with `[redacted]`.
     pub(crate) fn scrub(&self, text: &mut String) {
         for secret in &self.0 {
-            if !secret.is_empty() && text.contains(secret.as_str()) {
-                *text = text.replace(secret.as_str(), "[redacted]");
+            if !secret.is_empty() && text.contains(secret.as_ref()) {
+                *text = text.replace(secret.as_ref(), "[redacted]");
             }
         }
     }
 }
 
 /// Builds the request for one call.
-pub(crate) fn prepare(
+pub(crate) fn prepare<'a>(
     client: &Client,
     compiled: &CompiledPlan,
     input: &Map<String, Value>,
-    context: &CallContext,
-    bridge: &BTreeMap<String, Secret>,
+    context: &'a CallContext,
+    bridge: &'a BTreeMap<String, Secret>,
     trace_id: Option<&str>,
-) -> Result<(RequestBuilder, Sent), AdapterError> {
+) -> Result<(RequestBuilder, Sent<'a>), AdapterError> {
     let plan = &*compiled.plan;
     let value_of = |index: usize| {
         let param = &plan.params[index];
@@ -69,6 +71,17 @@ pub(crate) fn prepare(
                 style::write_path(&mut url, &plan.params[*index], value);
             }
         }
+    }
+
+    // `.` and `..` are unreserved, so they are not encoded, and URL parsing would resolve them:
+    // a value of `..` would reach another endpoint. Such a value cannot be sent as a segment.
+    if url[compiled.base.len()..]
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return Err(AdapterError::BadInput {
+            message: "a path parameter cannot be '.' or '..'".to_owned(),
+        });
     }
 
     let mut query = String::new();
@@ -147,15 +160,15 @@ pub(crate) fn prepare(
 
 /// Picks the first alternative whose every credential is available, preferring one that sends
 /// something over the empty alternative (optional security), so a caller's key is used.
-fn select_credentials<'a>(
-    security: &'a [Vec<CredentialUse>],
+fn select_credentials<'p, 'a>(
+    security: &'p [Vec<CredentialUse>],
     context: &'a CallContext,
     bridge: &'a BTreeMap<String, Secret>,
-) -> Result<Vec<(&'a CredentialUse, &'a str)>, AdapterError> {
+) -> Result<Vec<(&'p CredentialUse, &'a str)>, AdapterError> {
     if security.is_empty() {
         return Ok(Vec::new());
     }
-    let lookup = |usage: &'a CredentialUse| -> Option<&'a str> {
+    let lookup = |usage: &CredentialUse| -> Option<&'a str> {
         if let Some(secret) = bridge.get(&usage.scheme) {
             return Some(secret.expose());
         }
@@ -192,13 +205,13 @@ fn select_credentials<'a>(
     Err(AdapterError::BadInput { message })
 }
 
-fn place(
+fn place<'a>(
     usage: &CredentialUse,
-    secret: &str,
+    secret: &'a str,
     query: &mut String,
     cookies: &mut String,
     headers: &mut HeaderMap,
-    sent: &mut Sent,
+    sent: &mut Sent<'a>,
 ) -> Result<(), AdapterError> {
     let invalid = || AdapterError::BadInput {
         message: format!(
@@ -206,7 +219,7 @@ fn place(
             usage.requirement_id
         ),
     };
-    sent.0.push(secret.to_owned());
+    sent.0.push(Cow::Borrowed(secret));
     match &usage.placement {
         CredentialPlacement::Bearer => {
             let token = strip_scheme(secret, "Bearer");
@@ -221,7 +234,7 @@ fn place(
             // base64 alphabet has no ':').
             let encoded = if given.contains(':') {
                 let encoded = STANDARD.encode(given);
-                sent.0.push(encoded.clone());
+                sent.0.push(Cow::Owned(encoded.clone()));
                 encoded
             } else {
                 given.to_owned()
@@ -255,7 +268,7 @@ fn place(
             style::push_pair(query, name, secret, COMPONENT);
             let encoded = percent_encoding::utf8_percent_encode(secret, COMPONENT).to_string();
             if encoded != secret {
-                sent.0.push(encoded);
+                sent.0.push(Cow::Owned(encoded));
             }
         }
         CredentialPlacement::Cookie { name } => style::push_cookie(cookies, name, secret),

@@ -36,7 +36,7 @@ const ERROR_BODY_READ: u64 = 16 * 1024;
 pub(crate) async fn read(
     mut response: Response,
     limit: u64,
-    sent: &Sent,
+    sent: &Sent<'_>,
     timeout: Duration,
 ) -> Result<Value, AdapterError> {
     let status = response.status();
@@ -161,7 +161,7 @@ fn binary(media_type: &str, bytes: &[u8]) -> Value {
 }
 
 /// An error body for the caller: UTF-8 (lossy), credentials scrubbed, trimmed to about 2 KB.
-fn error_text(bytes: &[u8], sent: &Sent) -> Option<String> {
+fn error_text(bytes: &[u8], sent: &Sent<'_>) -> Option<String> {
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     sent.scrub(&mut text);
     let trimmed = text.trim();

@@ -161,6 +161,16 @@ async fn path_parameters_simple_label_matrix() {
         .await
         .unwrap();
     assert_eq!(echo["path"], "/echo/path/matrix/;x=1;y=2");
+
+    // A dot segment would be resolved away by URL parsing and reach another endpoint.
+    let err = fx
+        .call(
+            "GET /echo/path/simple/{ids}/{id}",
+            json!({"ids": ["a"], "id": ".."}),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AdapterError::BadInput { .. }), "{err:?}");
 }
 
 #[tokio::test]
@@ -650,6 +660,17 @@ async fn setup_errors_name_what_to_fix() {
         err.to_string().contains("OTC_TEST_SURELY_UNSET_VARIABLE"),
         "{err}"
     );
+
+    for (ca, says) in [
+        ("/nonexistent/ca.pem".into(), "/nonexistent/ca.pem"),
+        (upstream_http::document_path(), "no PEM certificate"),
+    ] {
+        let mut config = OpenApiConfig::new(upstream_http::document_path().display().to_string());
+        config.base_url = Some("http://127.0.0.1:1".into());
+        config.ca_cert_file = Some(ca);
+        let err = OpenApiAdapter::build("x", &config).await.unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+    }
 
     let closed = upstream_http::closed_port().await;
     let err = OpenApiAdapter::build(
