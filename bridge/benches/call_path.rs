@@ -54,7 +54,7 @@ fn bench(c: &mut Criterion) {
         let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter());
         let mapped = adapter.list_tools().await.unwrap();
         let mut diagnostics = Vec::new();
-        let source = SourceTools::compile(adapter, mapped.tools, &mut diagnostics);
+        let source = SourceTools::compile(adapter, Arc::default(), mapped.tools, &mut diagnostics);
         app(AppState::new(
             SharedCatalog::new(Catalog::new(vec![source])),
             ServerSettings::default(),

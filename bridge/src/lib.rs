@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod policy;
 pub mod registry;
 pub mod requirements;
 pub mod rescue;

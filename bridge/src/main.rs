@@ -59,8 +59,14 @@ fn sub_matches(matches: &ArgMatches) -> &ArgMatches {
 }
 
 fn init_logging(filter: &str) {
+    // rmcp logs every session at info; keep it at warn unless the filter names it.
+    let filter = if filter.contains("rmcp") {
+        filter.to_owned()
+    } else {
+        format!("{filter},rmcp=warn")
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("OTC_LOG")
-        .or_else(|_| tracing_subscriber::EnvFilter::try_new(filter))
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(&filter))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -262,10 +268,12 @@ async fn demo(args: &otc_bridge::cli::DemoArgs) -> anyhow::Result<ExitCode> {
         Source {
             name: "notes".to_owned(),
             upstream: Upstream::OpenApi(OpenApiConfig::new(rest.document_url())),
+            options: otc_bridge::policy::SourceOptions::default(),
         },
         Source {
             name: "demo-tools".to_owned(),
             upstream: Upstream::Mcp(McpConfig::stdio(&command)),
+            options: otc_bridge::policy::SourceOptions::default(),
         },
     ];
     println!(

@@ -13,6 +13,8 @@ use otc_adapters::Adapter;
 use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, VersionSelector};
 use otc_mappings::{Diagnostic, MappedTool, Severity};
 
+use crate::policy::SourcePolicy;
+
 /// One tool version as served.
 #[derive(Debug)]
 pub struct Entry {
@@ -22,6 +24,8 @@ pub struct Entry {
     pub validator: jsonschema::Validator,
     /// The source that serves it.
     pub adapter: Arc<dyn Adapter>,
+    /// The source's policy (call limits).
+    pub policy: Arc<SourcePolicy>,
 }
 
 impl Entry {
@@ -36,19 +40,23 @@ impl Entry {
 pub struct SourceTools {
     /// The source.
     pub adapter: Arc<dyn Adapter>,
+    /// Its policy, applied again whenever its tools are re-listed.
+    pub policy: Arc<SourcePolicy>,
     /// Its tools.
     pub entries: Vec<Arc<Entry>>,
 }
 
 impl SourceTools {
-    /// Compiles the validators of `tools`; a tool whose input schema does not compile is left
-    /// out with a diagnostic rather than served unvalidated.
+    /// Applies the source's policy to `tools` and compiles their validators; a tool whose input
+    /// schema does not compile is left out with a diagnostic rather than served unvalidated.
     pub fn compile(
         adapter: Arc<dyn Adapter>,
+        policy: Arc<SourcePolicy>,
         tools: Vec<MappedTool>,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
-        let entries = tools
+        let entries = policy
+            .apply(tools, diagnostics)
             .into_iter()
             .filter_map(|tool| {
                 match jsonschema::options()
@@ -59,6 +67,7 @@ impl SourceTools {
                         tool: Arc::new(tool),
                         validator,
                         adapter: Arc::clone(&adapter),
+                        policy: Arc::clone(&policy),
                     })),
                     Err(err) => {
                         diagnostics.push(Diagnostic::new(
@@ -72,7 +81,11 @@ impl SourceTools {
                 }
             })
             .collect();
-        Self { adapter, entries }
+        Self {
+            adapter,
+            policy,
+            entries,
+        }
     }
 }
 

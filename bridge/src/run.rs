@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use otc_adapters::Adapter;
+use otc_adapters::{Adapter, AdapterError};
 use otc_mappings::Diagnostic;
 
 use crate::registry::{Catalog, SharedCatalog, SourceTools};
@@ -39,15 +39,22 @@ pub async fn start_sources(
         .enumerate()
         .map(|(index, source)| async move {
             let started = Instant::now();
-            let built = match source.build().await {
-                Ok(adapter) => match adapter.list_tools().await {
-                    Ok(mapped) => Ok((adapter, mapped)),
-                    Err(err) => {
-                        adapter.shutdown().await;
-                        Err(err)
-                    }
-                },
+            let policy = source
+                .options
+                .compile(&source.name)
+                .map_err(AdapterError::setup);
+            let built = match policy {
                 Err(err) => Err(err),
+                Ok(policy) => match source.build().await {
+                    Ok(adapter) => match adapter.list_tools().await {
+                        Ok(mapped) => Ok((adapter, Arc::new(policy), mapped)),
+                        Err(err) => {
+                            adapter.shutdown().await;
+                            Err(err)
+                        }
+                    },
+                    Err(err) => Err(err),
+                },
             };
             (index, built, started)
         })
@@ -56,9 +63,10 @@ pub async fn start_sources(
     while let Some((index, built, started)) = pending.next().await {
         let name = sources[index].name.clone();
         let (compiled, report) = match built {
-            Ok((adapter, mapped)) => {
+            Ok((adapter, policy, mapped)) => {
                 let mut diagnostics = mapped.diagnostics;
-                let compiled = SourceTools::compile(adapter, mapped.tools, &mut diagnostics);
+                let compiled =
+                    SourceTools::compile(adapter, policy, mapped.tools, &mut diagnostics);
                 let tools = compiled.entries.len();
                 (
                     Some(compiled),
@@ -120,7 +128,8 @@ pub async fn load_catalog(adapters: &[Arc<dyn Adapter>]) -> (Catalog, Vec<Source
         match listed {
             Ok(mapped) => {
                 let mut diagnostics = mapped.diagnostics;
-                let compiled = SourceTools::compile(adapter, mapped.tools, &mut diagnostics);
+                let compiled =
+                    SourceTools::compile(adapter, Arc::default(), mapped.tools, &mut diagnostics);
                 reports.push(SourceReport {
                     name,
                     tools: compiled.entries.len(),
@@ -154,6 +163,7 @@ pub fn spawn_refreshers(catalog: &SharedCatalog) {
             continue;
         };
         let adapter = Arc::clone(&source.adapter);
+        let policy = Arc::clone(&source.policy);
         let catalog = catalog.clone();
         tokio::spawn(async move {
             while changes.changed().await.is_ok() {
@@ -162,6 +172,7 @@ pub fn spawn_refreshers(catalog: &SharedCatalog) {
                         let mut diagnostics = mapped.diagnostics;
                         let replacement = SourceTools::compile(
                             Arc::clone(&adapter),
+                            Arc::clone(&policy),
                             mapped.tools,
                             &mut diagnostics,
                         );

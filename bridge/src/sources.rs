@@ -16,6 +16,7 @@ use serde_yaml::{Mapping, Value};
 
 use crate::cli::{SourceFlag, SourceKind};
 use crate::config::ConfigError;
+use crate::policy::SourceOptions;
 
 /// One configured source.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +25,8 @@ pub struct Source {
     pub name: String,
     /// The upstream and how to reach it.
     pub upstream: Upstream,
+    /// The bridge's per-source options (filters, overrides, limits).
+    pub options: SourceOptions,
 }
 
 /// The two kinds of upstream.
@@ -58,7 +61,11 @@ impl Source {
             }
         };
         let name = default_name(&upstream);
-        Self { name, upstream }
+        Self {
+            name,
+            upstream,
+            options: SourceOptions::default(),
+        }
     }
 
     /// Builds the adapter: loads the document or starts the server.
@@ -224,7 +231,21 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
             )));
         }
     };
+    let mut bridge_keys = Mapping::new();
+    for key in [
+        "timeout_secs",
+        "max_concurrency",
+        "include",
+        "exclude",
+        "overrides",
+    ] {
+        if let Some(value) = rest.remove(key) {
+            bridge_keys.insert(Value::String(key.to_owned()), value);
+        }
+    }
     let adapter_error = |e: serde_yaml::Error| invalid(format!("{}: {e}", at("")));
+    let options: SourceOptions =
+        serde_yaml::from_value(Value::Mapping(bridge_keys)).map_err(adapter_error)?;
     let upstream = match kind.as_str() {
         "openapi" => {
             Upstream::OpenApi(serde_yaml::from_value(Value::Mapping(rest)).map_err(adapter_error)?)
@@ -240,7 +261,14 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         }
     };
     let name = name.unwrap_or_else(|| default_name(&upstream));
-    Ok(Source { name, upstream })
+    options
+        .compile(at("").trim_end_matches('.'))
+        .map_err(invalid)?;
+    Ok(Source {
+        name,
+        upstream,
+        options,
+    })
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ impl TestBridge {
             let mapped = adapter.list_tools().await.unwrap();
             sources.push(SourceTools::compile(
                 adapter,
+                Arc::default(),
                 mapped.tools,
                 &mut diagnostics,
             ));

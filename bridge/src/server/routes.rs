@@ -204,8 +204,17 @@ pub(super) async fn call_tool(
         call_id: call_id.clone(),
         trace_id: request.trace_id.clone(),
     };
-    let timeout = settings.call_timeout;
-    let result = match tokio::time::timeout(timeout, entry.adapter.call(call)).await {
+    let policy = &entry.policy;
+    let timeout = policy.timeout.unwrap_or(settings.call_timeout);
+    let forward = async {
+        // Waiting for a permit counts against the call's timeout, like the call itself.
+        let _permit = match &policy.permits {
+            Some(permits) => permits.acquire().await.ok(),
+            None => None,
+        };
+        entry.adapter.call(call).await
+    };
+    let result = match tokio::time::timeout(timeout, forward).await {
         Ok(result) => result,
         Err(_) => Err(otc_adapters::AdapterError::Timeout { elapsed: timeout }),
     };

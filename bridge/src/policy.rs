@@ -1,0 +1,241 @@
+//! Per-source policy from the config file: which upstream operations are served (`include`,
+//! `exclude`), under which names and descriptions (`overrides`), and the call limits
+//! (`timeout_secs`, `max_concurrency`). Applied every time a source's tools are listed, so a
+//! refreshed MCP tool list obeys it too.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use otc_mappings::naming;
+use otc_mappings::otc::is_segment;
+use otc_mappings::{Diagnostic, MappedTool, Severity, Target};
+use serde::Deserialize;
+use tokio::sync::Semaphore;
+
+/// The bridge's own keys of a `sources:` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourceOptions {
+    /// Per-call timeout for this source's tools, overriding `limits.call_timeout_secs`.
+    pub timeout_secs: Option<u64>,
+    /// At most this many calls to this source at once; more wait (within their timeout).
+    pub max_concurrency: Option<usize>,
+    /// Serve only tools matching one of these patterns (default: all).
+    pub include: Vec<String>,
+    /// Never serve tools matching one of these patterns.
+    pub exclude: Vec<String>,
+    /// Per-tool renames and descriptions, keyed by upstream name or tool name.
+    pub overrides: BTreeMap<String, ToolOverride>,
+}
+
+/// A rename and/or new description for one tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOverride {
+    /// The new tool part of the id (`[A-Za-z0-9_]+`).
+    pub name: Option<String>,
+    /// The new description.
+    pub description: Option<String>,
+}
+
+/// The compiled form of [`SourceOptions`], built once per source.
+#[derive(Debug, Default)]
+pub struct SourcePolicy {
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+    overrides: BTreeMap<String, ToolOverride>,
+    /// The per-call timeout, when the source sets one.
+    pub timeout: Option<Duration>,
+    /// The concurrency limit, when the source sets one.
+    pub permits: Option<Arc<Semaphore>>,
+}
+
+impl SourceOptions {
+    /// Validates and compiles the options; errors name the key.
+    pub fn compile(&self, at: &str) -> Result<SourcePolicy, String> {
+        let set = |patterns: &[String], key: &str| -> Result<Option<GlobSet>, String> {
+            if patterns.is_empty() {
+                return Ok(None);
+            }
+            let mut builder = GlobSetBuilder::new();
+            for pattern in patterns {
+                builder.add(
+                    Glob::new(pattern)
+                        .map_err(|e| format!("{at}.{key}: bad pattern '{pattern}': {e}"))?,
+                );
+            }
+            builder
+                .build()
+                .map(Some)
+                .map_err(|e| format!("{at}.{key}: {e}"))
+        };
+        for (key, o) in &self.overrides {
+            if let Some(name) = &o.name
+                && !is_segment(name)
+            {
+                return Err(format!(
+                    "{at}.overrides.{key}.name: '{name}' may only contain letters, digits and '_'"
+                ));
+            }
+        }
+        if self.timeout_secs == Some(0) {
+            return Err(format!("{at}.timeout_secs must be greater than 0"));
+        }
+        if self.max_concurrency == Some(0) {
+            return Err(format!("{at}.max_concurrency must be greater than 0"));
+        }
+        Ok(SourcePolicy {
+            include: set(&self.include, "include")?,
+            exclude: set(&self.exclude, "exclude")?,
+            overrides: self.overrides.clone(),
+            timeout: self.timeout_secs.map(Duration::from_secs),
+            permits: self.max_concurrency.map(|n| Arc::new(Semaphore::new(n))),
+        })
+    }
+}
+
+/// The names a pattern or override can refer to a tool by: its upstream name (MCP tool name),
+/// its tool name in the id, and for HTTP operations `METHOD /path` and `method:METHOD`.
+fn handles(tool: &MappedTool) -> Vec<String> {
+    let mut names = vec![tool.definition.id.tool.clone()];
+    match &tool.target {
+        Target::Named { name } => names.push(name.clone()),
+        Target::Http(plan) => {
+            names.push(plan.operation.clone());
+            names.push(format!("method:{}", plan.method));
+        }
+    }
+    names
+}
+
+impl SourcePolicy {
+    /// Filters and renames `tools`, reporting what it did.
+    pub fn apply(
+        &self,
+        tools: Vec<MappedTool>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Vec<MappedTool> {
+        let matches = |set: &Option<GlobSet>, names: &[String]| {
+            set.as_ref().map(|s| names.iter().any(|n| s.is_match(n)))
+        };
+        tools
+            .into_iter()
+            .filter_map(|mut tool| {
+                let names = handles(&tool);
+                if matches(&self.include, &names) == Some(false)
+                    || matches(&self.exclude, &names) == Some(true)
+                {
+                    return None;
+                }
+                if let Some(o) = names.iter().find_map(|n| self.overrides.get(n)) {
+                    let def = &mut tool.definition;
+                    if let Some(name) = &o.name {
+                        diagnostics.push(Diagnostic::new(
+                            Severity::Info,
+                            Some(&def.id.to_string()),
+                            None,
+                            format!("renamed to '{name}' by configuration"),
+                        ));
+                        def.id.tool.clone_from(name);
+                        def.name = naming::tool_name(&def.id.toolkit, name);
+                    }
+                    if let Some(description) = &o.description {
+                        def.description.clone_from(description);
+                    }
+                }
+                Some(tool)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str) -> MappedTool {
+        let v = ToolVersion::new(1, 0, 0);
+        MappedTool {
+            definition: ToolDefinition {
+                id: ToolId::exact("Kit", heck::AsUpperCamelCase(name).to_string(), v),
+                name: format!("Kit_{name}"),
+                description: "d".to_owned(),
+                version: v,
+                input_schema: json!({}),
+                output_schema: None,
+                requirements: None,
+            },
+            target: Target::Named {
+                name: name.to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn include_exclude_and_overrides() {
+        let options = SourceOptions {
+            include: vec!["get_*".to_owned(), "Echo".to_owned()],
+            exclude: vec!["get_secret".to_owned()],
+            overrides: [(
+                "echo".to_owned(),
+                ToolOverride {
+                    name: Some("Say".to_owned()),
+                    description: Some("Says it.".to_owned()),
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        let policy = options.compile("sources[0]").unwrap();
+        let mut d = Vec::new();
+        let kept = policy.apply(
+            vec![
+                tool("get_user"),
+                tool("get_secret"),
+                tool("echo"),
+                tool("delete_user"),
+            ],
+            &mut d,
+        );
+        let ids: Vec<String> = kept.iter().map(|t| t.definition.id.to_string()).collect();
+        assert_eq!(ids, ["Kit.GetUser@1.0.0", "Kit.Say@1.0.0"]);
+        assert_eq!(kept[1].definition.description, "Says it.");
+        assert_eq!(kept[1].definition.name, "Kit_Say");
+    }
+
+    #[test]
+    fn bad_options_name_the_key() {
+        let bad = SourceOptions {
+            include: vec!["[".to_owned()],
+            ..Default::default()
+        };
+        assert!(
+            bad.compile("sources[1]")
+                .unwrap_err()
+                .contains("sources[1].include")
+        );
+        let bad = SourceOptions {
+            overrides: [(
+                "x".to_owned(),
+                ToolOverride {
+                    name: Some("bad-name".to_owned()),
+                    description: None,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        assert!(
+            bad.compile("sources[0]")
+                .unwrap_err()
+                .contains("overrides.x.name")
+        );
+    }
+}
