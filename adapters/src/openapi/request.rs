@@ -323,6 +323,62 @@ fn is_traceparent(text: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn usage(scheme: &str, source: CredentialSource) -> CredentialUse {
+        CredentialUse {
+            scheme: scheme.into(),
+            requirement_id: format!("{scheme}_id"),
+            source,
+            placement: CredentialPlacement::Bearer,
+        }
+    }
+
+    fn context(secrets: &[(&str, &str)]) -> CallContext {
+        let mut context = CallContext::default();
+        for (id, value) in secrets {
+            context.secrets.push(otc_mappings::otc::ToolSecret {
+                id: (*id).into(),
+                value: (*value).into(),
+                extra: Map::new(),
+            });
+        }
+        context
+    }
+
+    #[test]
+    fn credentials_pick_the_first_complete_alternative() {
+        let security = vec![
+            vec![
+                usage("a", CredentialSource::Secret),
+                usage("b", CredentialSource::Secret),
+            ],
+            vec![usage("c", CredentialSource::Secret)],
+        ];
+        let bridge = BTreeMap::new();
+        let given = context(&[("a_id", "1"), ("c_id", "3")]);
+        let picked = select_credentials(&security, &given, &bridge).unwrap();
+        assert_eq!(picked.len(), 1);
+        assert_eq!((picked[0].0.scheme.as_str(), picked[0].1), ("c", "3"));
+
+        let none = context(&[]);
+        let err = select_credentials(&security, &none, &bridge).unwrap_err();
+        assert!(err.to_string().contains("a_id"), "{err}");
+    }
+
+    #[test]
+    fn bridge_credentials_win_and_optional_security_sends_nothing_when_absent() {
+        let security = vec![vec![], vec![usage("k", CredentialSource::Bridge)]];
+        let none = context(&[]);
+        let empty = BTreeMap::new();
+        assert!(
+            select_credentials(&security, &none, &empty)
+                .unwrap()
+                .is_empty()
+        );
+        let bridge = BTreeMap::from([("k".to_owned(), Secret::new("from-env"))]);
+        let picked = select_credentials(&security, &none, &bridge).unwrap();
+        assert_eq!(picked[0].1, "from-env");
+    }
+
     #[test]
     fn traceparent_is_recognised() {
         assert!(is_traceparent(
