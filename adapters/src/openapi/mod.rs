@@ -74,32 +74,16 @@ impl OpenApiAdapter {
     /// configured credentials from the environment and builds the HTTP client. Every failure is
     /// `AdapterError::Setup` with a message that names the path, URL or key to fix.
     pub async fn build(name: &str, config: &OpenApiConfig) -> Result<Self, AdapterError> {
-        let documents = load::for_documents(config)?;
-        let document = load::load(&config.spec, &documents).await?;
-        let options = MapOptions {
-            toolkit: config.toolkit.clone(),
-            version: config.version.clone(),
-            base_uri: Some(document.base_uri()),
-            allow_remote_refs: config.allow_remote_refs,
-            bridge_credentials: config.credentials.keys().cloned().collect(),
-        };
-        let loader = load::RefLoader::new(documents, &document, config.allow_remote_refs);
-        let url = document.url().cloned();
-        let spec = config.spec.clone();
-        // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
-        // the loader may wait on the runtime for remote `$ref`s.
-        let mapped =
-            tokio::task::spawn_blocking(move || map_document(&document.text, &options, &loader))
-                .await
-                .map_err(|e| AdapterError::Setup {
-                    message: format!("translating the OpenAPI document {spec} did not finish"),
-                    source: Some(Box::new(e)),
-                })?
-                .map_err(|e| AdapterError::Setup {
-                    message: format!("cannot translate the OpenAPI document {spec}: {e}"),
-                    source: Some(Box::new(e)),
-                })?;
+        let (mapped, url) = load_and_map(config).await?;
         Self::from_mapped(name, config, mapped, url.as_ref())
+    }
+
+    /// Only loads and maps the document (what `build` does first), without resolving base
+    /// URLs, reading credentials or building a client: for commands that inspect a document
+    /// and call nothing. Tools secured by a scheme in `config.credentials` are mapped as
+    /// bridge-supplied, as `build` would.
+    pub async fn map(config: &OpenApiConfig) -> Result<Mapped<MappedTool>, AdapterError> {
+        Ok(load_and_map(config).await?.0)
     }
 
     /// Builds an adapter from tools already mapped (by `map_document`, or by hand in tests and
@@ -214,6 +198,38 @@ impl Adapter for OpenApiAdapter {
         );
         response::read(response, self.max_response_bytes, &sent, self.timeout).await
     }
+}
+
+/// Loads the document and maps it; also returns the document's URL when it was fetched.
+async fn load_and_map(
+    config: &OpenApiConfig,
+) -> Result<(Mapped<MappedTool>, Option<Url>), AdapterError> {
+    let documents = load::for_documents(config)?;
+    let document = load::load(&config.spec, &documents).await?;
+    let options = MapOptions {
+        toolkit: config.toolkit.clone(),
+        version: config.version.clone(),
+        base_uri: Some(document.base_uri()),
+        allow_remote_refs: config.allow_remote_refs,
+        bridge_credentials: config.credentials.keys().cloned().collect(),
+    };
+    let loader = load::RefLoader::new(documents, &document, config.allow_remote_refs);
+    let url = document.url().cloned();
+    let spec = config.spec.clone();
+    // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
+    // the loader may wait on the runtime for remote `$ref`s.
+    let mapped =
+        tokio::task::spawn_blocking(move || map_document(&document.text, &options, &loader))
+            .await
+            .map_err(|e| AdapterError::Setup {
+                message: format!("translating the OpenAPI document {spec} did not finish"),
+                source: Some(Box::new(e)),
+            })?
+            .map_err(|e| AdapterError::Setup {
+                message: format!("cannot translate the OpenAPI document {spec}: {e}"),
+                source: Some(Box::new(e)),
+            })?;
+    Ok((mapped, url))
 }
 
 /// Resolves each operation's base URL by the rule in the module docs.

@@ -121,3 +121,22 @@ async fn refs_of_a_remote_document_are_fetched_only_when_allowed() {
     let listed = allowed.list_tools().await.unwrap();
     assert_eq!(pet_name_property(&listed).unwrap()["type"], "string");
 }
+
+#[tokio::test]
+async fn map_only_needs_no_base_url_or_credentials() {
+    let mut config = OpenApiConfig::new(upstream_http::document_path().display().to_string());
+    config.credentials.insert(
+        "headerKey".into(),
+        CredentialConfig {
+            env: "OTC_TEST_SURELY_UNSET_VARIABLE".into(),
+        },
+    );
+    let mapped = OpenApiAdapter::map(&config).await.unwrap();
+    let tool = mapped
+        .tools
+        .iter()
+        .find(|t| plan_of(t).operation == "GET /echo/secure/header")
+        .unwrap();
+    let usage = &plan_of(tool).security[0][0];
+    assert_eq!(usage.source, CredentialSource::Bridge);
+}
