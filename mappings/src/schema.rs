@@ -16,6 +16,11 @@ use crate::error::{Diagnostic, Severity};
 /// and the cut keeps pathological documents from blowing up in size.
 pub const MAX_REF_DEPTH: usize = 24;
 
+/// How many JSON nodes one `inline` call may copy from already expanded references. Schemas that
+/// share subschemas form a DAG whose tree form can be exponentially larger (DocuSign's document
+/// expands to gigabytes); past this budget, further references become `{}` with a diagnostic.
+pub const MAX_INLINE_NODES: usize = 50_000;
+
 /// Keywords that must not survive in a self-contained schema.
 const DROPPED: &[&str] = &[
     "$defs",
@@ -31,9 +36,10 @@ const DROPPED: &[&str] = &[
 #[derive(Debug)]
 pub struct Inliner<'a> {
     root: &'a Value,
-    memo: HashMap<String, Value>,
+    memo: HashMap<String, (Value, usize)>,
     stack: Vec<String>,
     cut: bool,
+    copied: usize,
 }
 
 impl<'a> Inliner<'a> {
@@ -44,6 +50,7 @@ impl<'a> Inliner<'a> {
             memo: HashMap::new(),
             stack: Vec::new(),
             cut: false,
+            copied: 0,
         }
     }
 
@@ -55,6 +62,7 @@ impl<'a> Inliner<'a> {
         operation: Option<&str>,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Value {
+        self.copied = 0;
         self.walk(schema, operation, diagnostics)
     }
 
@@ -72,8 +80,19 @@ impl<'a> Inliner<'a> {
                     }
                     // `properties`, `patternProperties` etc. map names to schemas; `example(s)`,
                     // `default`, `const` and `enum` hold data, which is copied as it is.
-                    let walked = match key.as_str() {
-                        "example" | "examples" | "default" | "const" | "enum" => value.clone(),
+                    let walked = match (key.as_str(), value) {
+                        ("example" | "examples" | "default" | "const" | "enum", _) => value.clone(),
+                        // Maps of names to schemas: a property named `default` or `enum` is a
+                        // schema, not data.
+                        (
+                            "properties" | "patternProperties" | "dependentSchemas",
+                            Value::Object(schemas),
+                        ) => Value::Object(
+                            schemas
+                                .iter()
+                                .map(|(k, v)| (k.clone(), self.walk(v, op, diags)))
+                                .collect(),
+                        ),
                         _ => self.walk(value, op, diags),
                     };
                     out.insert(key.clone(), walked);
@@ -88,8 +107,18 @@ impl<'a> Inliner<'a> {
     }
 
     fn resolve(&mut self, reference: &str, op: Option<&str>, diags: &mut Vec<Diagnostic>) -> Value {
-        if let Some(done) = self.memo.get(reference) {
-            return done.clone();
+        if let Some((done, size)) = self.memo.get(reference) {
+            if self.copied + size <= MAX_INLINE_NODES {
+                self.copied += size;
+                return done.clone();
+            }
+            diags.push(Diagnostic::new(
+                Severity::Info,
+                op,
+                Some(reference.to_owned()),
+                "schema too large to inline in full; cut here to an unconstrained schema",
+            ));
+            return serde_json::json!({ "description": format!("(schema {reference} omitted: too large; any value)") });
         }
         if self.stack.iter().any(|r| r == reference) || self.stack.len() >= MAX_REF_DEPTH {
             self.cut = true;
@@ -119,12 +148,24 @@ impl<'a> Inliner<'a> {
         let outer_cut = std::mem::replace(&mut self.cut, false);
         let resolved = self.walk(target, op, diags);
         self.stack.pop();
-        // A result that contains a cut depends on where it was reached from: do not reuse it.
-        if !self.cut {
-            self.memo.insert(reference.to_owned(), resolved.clone());
-        }
+        // A result that contains a cut depends on where it was reached from, but it is still a
+        // correct (more permissive) expansion. Reusing it anyway keeps the work linear: without
+        // the memo, a densely recursive schema graph (DocuSign's) is re-expanded down to
+        // MAX_REF_DEPTH at every use, which is exponential.
+        self.memo.insert(
+            reference.to_owned(),
+            (resolved.clone(), node_count(&resolved)),
+        );
         self.cut |= outer_cut;
         resolved
+    }
+}
+
+fn node_count(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => 1 + map.values().map(node_count).sum::<usize>(),
+        Value::Array(items) => 1 + items.iter().map(node_count).sum::<usize>(),
+        _ => 1,
     }
 }
 
@@ -224,11 +265,12 @@ pub fn has_refs(schema: &Value) -> bool {
             map.contains_key("$ref")
                 || map.contains_key("$defs")
                 || map.contains_key("definitions")
-                || map.iter().any(|(k, v)| {
-                    !matches!(
-                        k.as_str(),
-                        "enum" | "const" | "default" | "example" | "examples"
-                    ) && has_refs(v)
+                || map.iter().any(|(k, v)| match (k.as_str(), v) {
+                    ("properties" | "patternProperties" | "dependentSchemas", Value::Object(m)) => {
+                        m.values().any(has_refs)
+                    }
+                    ("enum" | "const" | "default" | "example" | "examples", _) => false,
+                    _ => has_refs(v),
                 })
         }
         Value::Array(items) => items.iter().any(has_refs),

@@ -14,7 +14,8 @@ use crate::openapi::schema::{Direction, Fixes, convert};
 use crate::schema::Inliner;
 
 /// The description given to a file field of a multipart body.
-const FILE_NOTE: &str = "File content, base64-encoded or as a data: URL (data:<type>;base64,<data>).";
+const FILE_NOTE: &str =
+    "File content, base64-encoded or as a data: URL (data:<type>;base64,<data>).";
 
 /// A request body read from the document.
 #[derive(Debug)]
@@ -162,7 +163,12 @@ mod tests {
         let order: Vec<_> = ranked(&content).into_iter().map(|(m, _, _)| m).collect();
         assert_eq!(
             order,
-            ["application/json", "multipart/form-data", "text/plain", "application/xml"]
+            [
+                "application/json",
+                "multipart/form-data",
+                "text/plain",
+                "application/xml"
+            ]
         );
     }
 }

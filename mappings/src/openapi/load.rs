@@ -190,14 +190,23 @@ mod tests {
             d("openapi: 4.0.0"),
             Err(MappingError::UnsupportedVersion(_))
         ));
-        assert!(matches!(d("swagger: '1.2'"), Err(MappingError::UnsupportedVersion(_))));
+        assert!(matches!(
+            d("swagger: '1.2'"),
+            Err(MappingError::UnsupportedVersion(_))
+        ));
         assert!(matches!(d("- a"), Err(MappingError::Invalid(_))));
         assert!(matches!(d("{}"), Err(MappingError::Invalid(_))));
     }
 
     #[test]
     fn garbage_is_a_parse_error() {
-        assert!(matches!(parse_text("{\"a\": "), Err(MappingError::Parse { .. })));
-        assert!(matches!(parse_text("a: [b"), Err(MappingError::Parse { .. })));
+        assert!(matches!(
+            parse_text("{\"a\": "),
+            Err(MappingError::Parse { .. })
+        ));
+        assert!(matches!(
+            parse_text("a: [b"),
+            Err(MappingError::Parse { .. })
+        ));
     }
 }

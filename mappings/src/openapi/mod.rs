@@ -120,16 +120,28 @@ pub fn map_document(
         let item = match refs::chase(&root, raw_item) {
             Ok(item) if item.is_object() => item,
             Ok(_) => {
-                skip(&mut diagnostics, path, &item_pointer, "the path item is not an object");
+                skip(
+                    &mut diagnostics,
+                    path,
+                    &item_pointer,
+                    "the path item is not an object",
+                );
                 continue;
             }
             Err(e) => {
-                skip(&mut diagnostics, path, &item_pointer, &format!("path item: {e}"));
+                skip(
+                    &mut diagnostics,
+                    path,
+                    &item_pointer,
+                    &format!("path item: {e}"),
+                );
                 continue;
             }
         };
         for method in METHODS {
-            let Some(op) = item.get(*method) else { continue };
+            let Some(op) = item.get(*method) else {
+                continue;
+            };
             let operation = Operation {
                 method,
                 path,
@@ -139,7 +151,13 @@ pub fn map_document(
                 pointer: format!("{item_pointer}/{method}"),
             };
             let mut op_diagnostics = Vec::new();
-            match map_operation(&cx, &operation, &mut inliner, &mut names, &mut op_diagnostics) {
+            match map_operation(
+                &cx,
+                &operation,
+                &mut inliner,
+                &mut names,
+                &mut op_diagnostics,
+            ) {
                 Ok(tool) => {
                     diagnostics.append(&mut op_diagnostics);
                     tools.push(tool);

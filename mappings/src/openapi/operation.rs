@@ -16,7 +16,9 @@ use crate::error::{Diagnostic, Severity};
 use crate::naming::{UniqueNames, segment, segment_from_route, tool_name};
 use crate::openapi::body::{self, Body};
 use crate::openapi::params::{self, Param, ParamContext, location_prefix};
-use crate::openapi::plan::{BodyKind, BodyPlan, BodySource, ParamLocation, ParamStyle, RequestPlan};
+use crate::openapi::plan::{
+    BodyKind, BodyPlan, BodySource, ParamLocation, ParamStyle, RequestPlan,
+};
 use crate::openapi::response;
 use crate::openapi::schema::Fixes;
 use crate::openapi::security::map_security;
@@ -191,7 +193,10 @@ fn read_params<'r>(
                 Severity::Warning,
                 Some(&operation.label),
                 Some(operation.pointer.clone()),
-                format!("path parameter '{}' is not in the path; ignored", p.plan.name),
+                format!(
+                    "path parameter '{}' is not in the path; ignored",
+                    p.plan.name
+                ),
             ));
         }
         keep
@@ -317,8 +322,10 @@ fn name_params(
 
 /// Adds the body to the input (spread or as one property) and returns its plan.
 fn place_body(body: Body, input: &mut InputObject) -> BodyPlan {
-    let spreadable = matches!(body.kind, BodyKind::Json | BodyKind::Form | BodyKind::Multipart)
-        && is_plain_object(&body.schema)
+    let spreadable = matches!(
+        body.kind,
+        BodyKind::Json | BodyKind::Form | BodyKind::Multipart
+    ) && is_plain_object(&body.schema)
         && body.schema["properties"]
             .as_object()
             .is_some_and(|p| !p.is_empty() && p.keys().all(|k| !input.taken.contains(k)));
@@ -381,9 +388,17 @@ fn is_plain_object(schema: &Value) -> bool {
     };
     type_ok
         && map.get("properties").is_some_and(Value::is_object)
-        && ["allOf", "anyOf", "oneOf", "not", "if", "patternProperties", "dependentSchemas"]
-            .iter()
-            .all(|k| !map.contains_key(*k))
+        && [
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "not",
+            "if",
+            "patternProperties",
+            "dependentSchemas",
+        ]
+        .iter()
+        .all(|k| !map.contains_key(*k))
         && map
             .get("additionalProperties")
             .is_none_or(|a| *a == Value::Bool(false))

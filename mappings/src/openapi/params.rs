@@ -32,7 +32,11 @@ pub(crate) struct ParamContext<'a, 'r> {
 
 /// Reads one parameter. `Ok(None)`: ignored by the OpenAPI rules (the `Accept`, `Content-Type`
 /// and `Authorization` headers). `Err`: the operation cannot be called correctly.
-pub(crate) fn read(raw: &Value, index: usize, cx: &mut ParamContext<'_, '_>) -> Result<Option<Param>, String> {
+pub(crate) fn read(
+    raw: &Value,
+    index: usize,
+    cx: &mut ParamContext<'_, '_>,
+) -> Result<Option<Param>, String> {
     let param = chase(cx.root, raw).map_err(|e| format!("parameter {index}: {e}"))?;
     let name = param
         .get("name")
@@ -58,7 +62,9 @@ pub(crate) fn read(raw: &Value, index: usize, cx: &mut ParamContext<'_, '_>) -> 
             Severity::Info,
             Some(cx.operation),
             Some(format!("{}/parameters/{index}", cx.pointer)),
-            format!("header parameter '{name}' is ignored, as OpenAPI requires (the bridge sets it)"),
+            format!(
+                "header parameter '{name}' is ignored, as OpenAPI requires (the bridge sets it)"
+            ),
         ));
         return Ok(None);
     }
@@ -171,7 +177,11 @@ fn describe(schema: &mut Value, param: &Value, name: &str, location: ParamLocati
     };
     let text = match own {
         Some(d) => d.to_owned(),
-        None => match map.get("description").and_then(Value::as_str).map(str::trim) {
+        None => match map
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::trim)
+        {
             Some(d) if !d.is_empty() => return,
             _ => format!("The '{name}' {} parameter.", location_word(location)),
         },

@@ -113,9 +113,16 @@ impl Bundler<'_> {
                     }
                 }
                 for (key, child) in map.iter_mut() {
-                    // Data, not schemas: never rewritten.
-                    if !matches!(key.as_str(), "example" | "examples" | "default" | "enum") {
-                        self.rewrite(child, base, external);
+                    match (key.as_str(), child) {
+                        // Maps of names to schemas: a property named `default` is a schema.
+                        ("properties" | "patternProperties", Value::Object(schemas)) => {
+                            for schema in schemas.values_mut() {
+                                self.rewrite(schema, base, external);
+                            }
+                        }
+                        // Data, not schemas: never rewritten.
+                        ("example" | "examples" | "default" | "enum", _) => {}
+                        (_, child) => self.rewrite(child, base, external),
                     }
                 }
             }
@@ -143,7 +150,10 @@ impl Bundler<'_> {
             match resolve_uri(base, uri_part) {
                 Some(uri) => uri,
                 None => {
-                    self.warn(reference, "relative reference, but the document's location is unknown");
+                    self.warn(
+                        reference,
+                        "relative reference, but the document's location is unknown",
+                    );
                     return None;
                 }
             }
@@ -157,7 +167,10 @@ impl Bundler<'_> {
             return Some(local.clone());
         }
         if is_remote(&uri) && !self.allow_remote {
-            self.warn(reference, "remote references are not followed unless allowed");
+            self.warn(
+                reference,
+                "remote references are not followed unless allowed",
+            );
             return None;
         }
         let target = self.load(&uri, reference)?;
@@ -188,7 +201,10 @@ impl Bundler<'_> {
                 Ok(text) => match parse_text(&text) {
                     Ok(doc) => Some(doc),
                     Err(e) => {
-                        self.warn(reference, &format!("the referenced document is unusable: {e}"));
+                        self.warn(
+                            reference,
+                            &format!("the referenced document is unusable: {e}"),
+                        );
                         None
                     }
                 },
@@ -259,7 +275,11 @@ fn normalize_path(path: &str) -> String {
         }
     }
     let joined = parts.join("/");
-    if absolute { format!("/{joined}") } else { joined }
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 fn percent_decode(s: &str) -> String {

@@ -146,7 +146,9 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
 
 /// `type` must be a known type name or a non-empty array of distinct ones.
 fn fix_type(map: &mut Map<String, Value>, fixes: &mut Fixes) {
-    let Some(ty) = map.get_mut("type") else { return };
+    let Some(ty) = map.get_mut("type") else {
+        return;
+    };
     match ty {
         Value::String(s) if s == "file" => {
             *ty = Value::String("string".to_owned());

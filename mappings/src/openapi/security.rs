@@ -19,7 +19,9 @@ use serde_json::{Map, Value};
 
 use crate::openapi::plan::{CredentialPlacement, CredentialSource, CredentialUse};
 use crate::openapi::refs::chase;
-use crate::otc::{AuthorizationRequirement, OAuth2Requirement, SecretRequirement, ToolRequirements};
+use crate::otc::{
+    AuthorizationRequirement, OAuth2Requirement, SecretRequirement, ToolRequirements,
+};
 
 /// What the security of one operation translates to.
 #[derive(Debug, Default)]
@@ -71,7 +73,8 @@ pub(crate) fn map_security(
             match credential_use(name, scheme, bridge_credentials) {
                 Ok(u) => uses.push((u, scopes, scheme)),
                 Err(why) => {
-                    out.problems.push(format!("security scheme '{name}': {why}"));
+                    out.problems
+                        .push(format!("security scheme '{name}': {why}"));
                     usable = false;
                     break;
                 }
@@ -175,7 +178,12 @@ fn requirements(uses: &[(CredentialUse, &Value, &Value)]) -> Option<ToolRequirem
                 let is_oauth = matches!(kind, Some("oauth2" | "openIdConnect"));
                 let scopes: Vec<String> = scopes
                     .as_array()
-                    .map(|s| s.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .map(|s| {
+                        s.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let mut extra = Map::new();
                 if let Some(url) = authorization_url(scheme) {

@@ -8,7 +8,7 @@ use otc_mappings::{Mapped, MappedTool};
 use serde_json::Value;
 
 /// Every rule violation in `mapped`, as readable lines (empty: all good).
-pub fn violations(mapped: &Mapped<MappedTool>) -> Vec<String> {
+pub(crate) fn violations(mapped: &Mapped<MappedTool>) -> Vec<String> {
     let mut out = Vec::new();
     let mut ids = HashSet::new();
     let mut names = HashSet::new();

