@@ -11,7 +11,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use otc_adapters::Adapter;
 use otc_bridge::cli::{Cli, Command, InspectArgs, ServeArgs, source_flags};
 use otc_bridge::config::{ApiKeysConfig, DialectName, FileConfig, JwtConfig};
-use otc_bridge::run::{SourceReport, shutdown_signal, spawn_refreshers, start_sources};
+use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
 use otc_bridge::sources::{self, Source};
 use otc_bridge::{AppState, Catalog, SharedCatalog, app};
 use otc_mappings::Severity;
@@ -88,6 +88,19 @@ fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileConfig> {
         Some(path) => FileConfig::load(path)?,
         None => FileConfig::default(),
     })
+}
+
+fn print_progress(progress: Progress<'_>) {
+    match progress {
+        Progress::Done(report) => print_report(report),
+        Progress::Waiting { names, elapsed } => {
+            println!(
+                "  waiting for {} ({:.0} s)",
+                names.join(", "),
+                elapsed.as_secs_f64()
+            );
+        }
+    }
 }
 
 fn print_report(report: &SourceReport) {
@@ -207,7 +220,7 @@ async fn run_server(
             println!("  loading {}: {}", source.name, source.describe());
         }
     }
-    let (adapters, catalog, reports) = start_sources(sources, print_report).await;
+    let (adapters, catalog, reports) = start_sources(sources, print_progress).await;
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 && options.strict {
         stop_all(&adapters).await;
@@ -269,11 +282,13 @@ async fn demo(args: &otc_bridge::cli::DemoArgs) -> anyhow::Result<ExitCode> {
             name: "notes".to_owned(),
             upstream: Upstream::OpenApi(OpenApiConfig::new(rest.document_url())),
             options: otc_bridge::policy::SourceOptions::default(),
+            inspect_only: false,
         },
         Source {
             name: "demo-tools".to_owned(),
             upstream: Upstream::Mcp(McpConfig::stdio(&command)),
             options: otc_bridge::policy::SourceOptions::default(),
+            inspect_only: false,
         },
     ];
     println!(
@@ -326,7 +341,17 @@ async fn list_once(
             "no sources: pass --openapi FILE_OR_URL, --mcp COMMAND, --mcp-url URL or --config FILE"
         );
     }
-    let (adapters, catalog, reports) = start_sources(&sources, |_| {}).await;
+    // stdout is the product here, so progress goes to stderr.
+    let (adapters, catalog, reports) = start_sources(&sources, |progress| {
+        if let Progress::Waiting { names, elapsed } = progress {
+            eprintln!(
+                "waiting for {} ({:.0} s)",
+                names.join(", "),
+                elapsed.as_secs_f64()
+            );
+        }
+    })
+    .await;
     stop_all(&adapters).await;
     Ok((file, sources, catalog, reports))
 }

@@ -28,11 +28,29 @@ pub struct SourceReport {
     pub error: Option<String>,
 }
 
-/// Builds, lists and compiles every source concurrently, calling `on_done` as each one is ready
-/// or has failed (so a person watching sees progress). Failed sources are reported and left out.
+/// What start-up tells a person watching it.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// A source is ready or has failed.
+    Done(&'a SourceReport),
+    /// Some sources are still starting (every few seconds while they are).
+    Waiting {
+        /// Their names.
+        names: Vec<&'a str>,
+        /// Time since start-up began.
+        elapsed: std::time::Duration,
+    },
+}
+
+/// How often start-up reports sources that are still loading.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Builds, lists and compiles every source concurrently, calling `on_progress` as each one is
+/// ready or has failed, and every few seconds while some are still loading (a large document, a
+/// slow MCP server). Failed sources are reported and left out.
 pub async fn start_sources(
     sources: &[Source],
-    mut on_done: impl FnMut(&SourceReport),
+    mut on_progress: impl FnMut(Progress<'_>),
 ) -> (Vec<Arc<dyn Adapter>>, Catalog, Vec<SourceReport>) {
     let mut pending: FuturesUnordered<_> = sources
         .iter()
@@ -60,7 +78,23 @@ pub async fn start_sources(
         })
         .collect();
     let mut done: Vec<(usize, Option<SourceTools>, SourceReport)> = Vec::new();
-    while let Some((index, built, started)) = pending.next().await {
+    let began = Instant::now();
+    let mut ticker =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut finished = vec![false; sources.len()];
+    loop {
+        let next = tokio::select! {
+            next = pending.next() => next,
+            _ = ticker.tick() => {
+                let names = sources.iter().zip(&finished).filter(|(_, done)| !**done).map(|(s, _)| s.name.as_str()).collect();
+                on_progress(Progress::Waiting { names, elapsed: began.elapsed() });
+                continue;
+            }
+        };
+        let Some((index, built, started)) = next else {
+            break;
+        };
+        finished[index] = true;
         let name = sources[index].name.clone();
         let (compiled, report) = match built {
             Ok((adapter, policy, mapped)) => {
@@ -90,7 +124,7 @@ pub async fn start_sources(
                 },
             ),
         };
-        on_done(&report);
+        on_progress(Progress::Done(&report));
         done.push((index, compiled, report));
     }
     // Catalog order is configuration order, whatever order the sources became ready in.

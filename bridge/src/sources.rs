@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use otc_adapters::mcp::{McpAdapter, McpConfig, McpTransportConfig};
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
-use otc_adapters::{Adapter, AdapterError};
+use otc_adapters::{Adapter, AdapterError, ToolCall};
+use otc_mappings::{Mapped, MappedTool};
 use serde_yaml::{Mapping, Value};
 
 use crate::cli::{SourceFlag, SourceKind};
@@ -27,6 +28,8 @@ pub struct Source {
     pub upstream: Upstream,
     /// The bridge's per-source options (filters, overrides, limits).
     pub options: SourceOptions,
+    /// Whether the source is only listed, never called (see [`Source::for_inspection`]).
+    pub inspect_only: bool,
 }
 
 /// The two kinds of upstream.
@@ -65,26 +68,27 @@ impl Source {
             name,
             upstream,
             options: SourceOptions::default(),
+            inspect_only: false,
         }
     }
 
     /// Builds the adapter: loads the document or starts the server.
     pub async fn build(&self) -> Result<Arc<dyn Adapter>, AdapterError> {
         Ok(match &self.upstream {
+            Upstream::OpenApi(config) if self.inspect_only => Arc::new(Listed {
+                name: self.name.clone(),
+                mapped: OpenApiAdapter::map(config).await?,
+            }),
             Upstream::OpenApi(config) => Arc::new(OpenApiAdapter::build(&self.name, config).await?),
             Upstream::Mcp(config) => McpAdapter::build(&self.name, config).await?,
         })
     }
 
     /// The source as the inspecting commands (`tools`, `check`, `export`) use it: they call
-    /// nothing, so an OpenAPI document without an absolute server URL gets a placeholder base
-    /// (in the reserved `.invalid` domain, which never resolves) instead of an error.
+    /// nothing, so an OpenAPI document is only loaded and mapped (no base URL or credential
+    /// variables needed); an MCP server is still started, since listing is a call.
     pub fn for_inspection(mut self) -> Self {
-        if let Upstream::OpenApi(config) = &mut self.upstream
-            && config.base_url.is_none()
-        {
-            config.base_url = Some("http://base-url.invalid/".to_owned());
-        }
+        self.inspect_only = true;
         self
     }
 
@@ -98,6 +102,31 @@ impl Source {
                 McpTransportConfig::Sse { url, .. } => format!("MCP (SSE) {url}"),
             },
         }
+    }
+}
+
+/// A source that was only translated, for the inspecting commands: it lists, and refuses calls.
+#[derive(Debug)]
+struct Listed {
+    name: String,
+    mapped: Mapped<MappedTool>,
+}
+
+#[async_trait::async_trait]
+impl Adapter for Listed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError> {
+        Ok(self.mapped.clone())
+    }
+
+    async fn call(&self, _call: ToolCall) -> Result<serde_json::Value, AdapterError> {
+        Err(AdapterError::setup(format!(
+            "source '{}' was loaded for inspection only",
+            self.name
+        )))
     }
 }
 
@@ -268,6 +297,7 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         name,
         upstream,
         options,
+        inspect_only: false,
     })
 }
 
