@@ -13,21 +13,36 @@ use serde_json::{Value, json};
 const SECRET: &[u8] = b"a-shared-secret-of-at-least-32-bytes!!";
 
 fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 fn token(claims: &Value, secret: &[u8]) -> String {
-    encode(&Header::new(Algorithm::HS256), claims, &EncodingKey::from_secret(secret)).unwrap()
+    encode(
+        &Header::new(Algorithm::HS256),
+        claims,
+        &EncodingKey::from_secret(secret),
+    )
+    .unwrap()
 }
 
 async fn start(auth: Option<Authenticator>) -> TestBridge {
-    TestBridge::start(vec![Arc::new(fixture_adapter())], ServerSettings::default(), auth).await
+    TestBridge::start(
+        vec![Arc::new(fixture_adapter())],
+        ServerSettings::default(),
+        auth,
+    )
+    .await
 }
 
 async fn status(b: &TestBridge, path: &str, headers: &[(&str, String)]) -> (u16, Value) {
     let client = reqwest::Client::new();
     let mut req = if path == "/tools/call" {
-        client.post(b.at(path)).body(r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":1,"b":2}}}"#)
+        client
+            .post(b.at(path))
+            .body(r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":1,"b":2}}}"#)
     } else {
         client.get(b.at(path))
     };
@@ -40,7 +55,10 @@ async fn status(b: &TestBridge, path: &str, headers: &[(&str, String)]) -> (u16,
     let body: Value = response.json().await.unwrap();
     if code == 401 {
         assert!(www, "401 carries WWW-Authenticate");
-        assert!(body["message"].is_string(), "401 body is a ServerErrorResponse: {body}");
+        assert!(
+            body["message"].is_string(),
+            "401 body is a ServerErrorResponse: {body}"
+        );
     }
     (code, body)
 }
@@ -53,14 +71,39 @@ async fn jwt_is_checked_for_signature_expiry_and_audience() {
     let bearer = |t: &str| vec![("authorization", format!("Bearer {t}"))];
     assert_eq!(status(&b, "/tools", &bearer(&good)).await.0, 200);
     assert_eq!(status(&b, "/tools/call", &bearer(&good)).await.0, 200);
-    assert_eq!(status(&b, "/health", &[]).await.0, 200, "health is never authenticated");
+    assert_eq!(
+        status(&b, "/health", &[]).await.0,
+        200,
+        "health is never authenticated"
+    );
 
     let cases = [
         ("no header", vec![]),
-        ("wrong signature", bearer(&token(&json!({"exp": now() + 600, "aud": "my-client"}), b"another-secret-entirely-000000000"))),
-        ("expired", bearer(&token(&json!({"exp": now() - 3600, "aud": "my-client"}), SECRET))),
-        ("no exp", bearer(&token(&json!({"aud": "my-client"}), SECRET))),
-        ("wrong audience", bearer(&token(&json!({"exp": now() + 600, "aud": "someone-else"}), SECRET))),
+        (
+            "wrong signature",
+            bearer(&token(
+                &json!({"exp": now() + 600, "aud": "my-client"}),
+                b"another-secret-entirely-000000000",
+            )),
+        ),
+        (
+            "expired",
+            bearer(&token(
+                &json!({"exp": now() - 3600, "aud": "my-client"}),
+                SECRET,
+            )),
+        ),
+        (
+            "no exp",
+            bearer(&token(&json!({"aud": "my-client"}), SECRET)),
+        ),
+        (
+            "wrong audience",
+            bearer(&token(
+                &json!({"exp": now() + 600, "aud": "someone-else"}),
+                SECRET,
+            )),
+        ),
         ("garbage", bearer("not.a.jwt")),
     ];
     for (what, headers) in cases {
@@ -74,13 +117,29 @@ async fn jwt_is_checked_for_signature_expiry_and_audience() {
 #[tokio::test]
 async fn api_keys_are_accepted_in_all_three_headers() {
     let key = "k".repeat(43);
-    let auth = Authenticator::new(None, &[], vec![key.clone(), "second-key-also-long-enough-for-tests".to_owned()]);
+    let auth = Authenticator::new(
+        None,
+        &[],
+        vec![
+            key.clone(),
+            "second-key-also-long-enough-for-tests".to_owned(),
+        ],
+    );
     let b = start(Some(auth)).await;
     for header in ["X-API-Key", "OTC-API-Key", "OXP-API-Key"] {
-        assert_eq!(status(&b, "/tools", &[(header, key.clone())]).await.0, 200, "{header}");
+        assert_eq!(
+            status(&b, "/tools", &[(header, key.clone())]).await.0,
+            200,
+            "{header}"
+        );
         let (code, body) = status(&b, "/tools/call", &[(header, "wrong".to_owned())]).await;
         assert_eq!(code, 401, "{header}");
-        assert!(body["developer_message"].as_str().unwrap().contains("API key"));
+        assert!(
+            body["developer_message"]
+                .as_str()
+                .unwrap()
+                .contains("API key")
+        );
     }
     assert_eq!(status(&b, "/tools", &[]).await.0, 401);
     // A key never appears in any answer.
@@ -91,7 +150,10 @@ async fn api_keys_are_accepted_in_all_three_headers() {
 #[tokio::test]
 async fn without_auth_an_authorization_header_is_ignored() {
     let b = start(None).await;
-    let headers = [("authorization", "Bearer whatever-the-oxp-sdk-sends".to_owned())];
+    let headers = [(
+        "authorization",
+        "Bearer whatever-the-oxp-sdk-sends".to_owned(),
+    )];
     assert_eq!(status(&b, "/tools", &headers).await.0, 200);
     assert_eq!(status(&b, "/tools/call", &headers).await.0, 200);
 }

@@ -15,8 +15,8 @@
 use std::path::Path;
 
 use otc_mappings::otc::{
-    AuthorizationChallengeCheckResponse, CallBody, CallToolRequest, CallToolResponse, ParsedTool, ServerErrorResponse,
-    ValidationErrorResponse, WireTool,
+    AuthorizationChallengeCheckResponse, CallBody, CallToolRequest, CallToolResponse, ParsedTool,
+    ServerErrorResponse, ValidationErrorResponse, WireTool,
 };
 use otc_tests::fixtures::spec_dir;
 use serde::Serialize;
@@ -24,7 +24,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 fn roundtrip<T: DeserializeOwned + Serialize>(value: &Value) -> Value {
-    let parsed: T = serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{e}: {value:#}"));
+    let parsed: T =
+        serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{e}: {value:#}"));
     serde_json::to_value(parsed).unwrap()
 }
 
@@ -37,13 +38,22 @@ fn tool_error_defaults(mut v: Value) -> Value {
 }
 
 fn check_definition(v: &Value) {
-    let parsed: ParsedTool = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v:#}"));
-    let back = serde_json::to_value(WireTool { tool: &parsed.tool, form: parsed.form }).unwrap();
+    let parsed: ParsedTool =
+        serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v:#}"));
+    let back = serde_json::to_value(WireTool {
+        tool: &parsed.tool,
+        form: parsed.form,
+    })
+    .unwrap();
     assert_eq!(&back, v);
 }
 
 fn check_list(v: &Value) {
-    let key = if v.get("tools").is_some() { "tools" } else { "items" };
+    let key = if v.get("tools").is_some() {
+        "tools"
+    } else {
+        "items"
+    };
     for tool in v[key].as_array().unwrap() {
         check_definition(tool);
     }
@@ -56,7 +66,10 @@ fn check_call_request(v: &Value) {
         assert!(!flat);
         let back = serde_json::to_value(&request).unwrap();
         let mut expected = v["request"].clone();
-        if let Some(id) = expected.as_object_mut().and_then(|m| m.remove("execution_id")) {
+        if let Some(id) = expected
+            .as_object_mut()
+            .and_then(|m| m.remove("execution_id"))
+        {
             expected["call_id"] = id; // the draft's name for call_id
         }
         assert_eq!(back, expected);
@@ -71,23 +84,41 @@ fn check_call_response(v: &Value) {
         None => (v.clone(), false),
     };
     let back = roundtrip::<CallToolResponse>(&inner);
-    assert_eq!(back, tool_error_defaults(inner.clone()), "wrapped: {wrapped}");
+    assert_eq!(
+        back,
+        tool_error_defaults(inner.clone()),
+        "wrapped: {wrapped}"
+    );
 }
 
 fn check_file(path: &Path) -> &'static str {
     let name = path.file_name().unwrap().to_str().unwrap();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let parent = path.parent().unwrap().parent().unwrap().file_name().unwrap().to_str().unwrap();
+    let parent = path
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
     if parent == "otc-rfc-draft-1.0" {
         if name.ends_with(".request.json") {
             check_call_request(&v);
             return "request";
         }
-        assert!(v.get("output").is_some() || v.get("tools").is_some(), "draft response shape: {name}");
+        assert!(
+            v.get("output").is_some() || v.get("tools").is_some(),
+            "draft response shape: {name}"
+        );
         return "draft response (read, never written)";
     }
     if name.starts_with("versioning") {
-        assert!(otc_mappings::otc::Dialect::from_schema(v["$schema"].as_str().unwrap()).is_ok(), "{name}");
+        assert!(
+            otc_mappings::otc::Dialect::from_schema(v["$schema"].as_str().unwrap()).is_ok(),
+            "{name}"
+        );
         return "versioning";
     }
     if name.starts_with("schemas_tool-definition") {
@@ -122,10 +153,21 @@ fn check_file(path: &Path) -> &'static str {
 fn every_spec_example_round_trips() {
     let Some(dir) = spec_dir() else { return };
     let mut checked = 0;
-    for sub in ["otc-1.0/examples", "oxp-1.0/examples-main", "oxp-1.0/examples-flat-draft", "otc-rfc-draft-1.0/examples"] {
-        let mut files: Vec<_> = std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()).collect();
+    for sub in [
+        "otc-1.0/examples",
+        "oxp-1.0/examples-main",
+        "oxp-1.0/examples-flat-draft",
+        "otc-rfc-draft-1.0/examples",
+    ] {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         files.sort();
-        for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+        for path in files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        {
             let kind = check_file(&path);
             eprintln!("ok {kind}: {}", path.display());
             checked += 1;
