@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use otc_adapters::mcp::{McpAdapter, McpConfig};
 use otc_adapters::{Adapter, AdapterError, SourceState, ToolCall};
+use otc_bridge::ServerSettings;
 use otc_mappings::otc::{CallContext, Dialect, SchemaForm, WireTool};
 use otc_mappings::{Mapped, MappedTool, schema};
+use otc_tests::bridge::TestBridge;
 use otc_tests::spec::SpecDocument;
 use otc_tests::upstream_mcp::{
     everything_bin, example_server_command, spawn_example_http, wait_pid_gone,
@@ -482,4 +484,53 @@ async fn server_everything_is_listed_and_its_echo_called() {
     let pid = adapter.child_pid().unwrap();
     adapter.shutdown().await;
     assert!(wait_pid_gone(pid, WAIT).await);
+}
+
+#[tokio::test]
+async fn through_the_bridge_mcp_outcomes_take_the_standard_shapes() {
+    let mut config = demo_config();
+    // A crash leaves the source restarting long enough to see the 400.
+    config.restart.initial_backoff_ms = 600_000;
+    config.restart.max_backoff_ms = 600_000;
+    let adapter = stdio_adapter(config).await;
+    let bridge = TestBridge::start(vec![adapter.clone()], ServerSettings::default(), None).await;
+    let http = reqwest::Client::new();
+    let post = |tool: &str, input: Value| {
+        let body = json!({"$schema": "otc://1.0", "request": {"call_id": "c1", "tool_id": tool, "input": input}});
+        let request = http.post(bridge.at("/tools/call")).json(&body);
+        async move {
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, body) = post("ExampleMcpServer.Echo", json!({"message": "hi"})).await;
+    assert_eq!(
+        (status, &body["result"]["value"]),
+        (200, &json!("hi")),
+        "{body}"
+    );
+    let (status, body) = post("ExampleMcpServer.Divide", json!({"a": 1, "b": 0})).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["result"]["success"], false);
+    assert_eq!(body["result"]["error"]["can_retry"], false);
+    assert!(
+        body["result"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("divide by zero")
+    );
+    let (status, body) = post("ExampleMcpServer.Crash", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["result"]["success"], false);
+    assert_eq!(body["result"]["error"]["can_retry"], true, "{body}");
+    let mut states = adapter.state_changes();
+    tokio::time::timeout(WAIT, states.wait_for(|s| !s.is_ready()))
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, body) = post("ExampleMcpServer.Echo", json!({"message": "hi"})).await;
+    assert_eq!(status, 400, "{body}");
+    bridge.stop().await;
+    adapter.shutdown().await;
 }
