@@ -30,23 +30,48 @@ fn target_dir() -> PathBuf {
 /// with `cargo build -p example-mcp-server`, so a stale binary is never tested.
 pub fn example_server_bin() -> PathBuf {
     static BIN_PATH: OnceLock<PathBuf> = OnceLock::new();
+    BIN_PATH.get_or_init(|| workspace_bin(BIN, BIN)).clone()
+}
+
+/// The `otc-bridge` binary, built the same way (for tests that must kill the whole process).
+pub fn bridge_bin() -> PathBuf {
+    static BIN_PATH: OnceLock<PathBuf> = OnceLock::new();
     BIN_PATH
-        .get_or_init(|| {
-            let status = std::process::Command::new(env!("CARGO"))
-                .args(["build", "--quiet", "-p", BIN])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("cannot run cargo to build the example MCP server");
-            assert!(status.success(), "cargo build -p {BIN} failed");
-            let built = target_dir().join("debug").join(BIN);
-            assert!(
-                built.is_file(),
-                "{} is missing after the build",
-                built.display()
-            );
-            built
-        })
+        .get_or_init(|| workspace_bin("otc-bridge", "otc-bridge"))
         .clone()
+}
+
+/// Builds binary `bin` of workspace package `package` in the debug profile and returns its path.
+fn workspace_bin(package: &str, bin: &str) -> PathBuf {
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cannot run cargo");
+    assert!(status.success(), "cargo build -p {package} failed");
+    let built = target_dir().join("debug").join(bin);
+    assert!(
+        built.is_file(),
+        "{} is missing after the build",
+        built.display()
+    );
+    built
+}
+
+/// The pids of a process's children (all its threads' children, from `/proc`).
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 /// The example server's stdio command line, as `--mcp` takes it (quoted for `shlex`).

@@ -14,7 +14,7 @@ use otc_mappings::{Mapped, MappedTool, schema};
 use otc_tests::bridge::TestBridge;
 use otc_tests::spec::SpecDocument;
 use otc_tests::upstream_mcp::{
-    everything_bin, example_server_command, spawn_example_http, wait_pid_gone,
+    bridge_bin, children, everything_bin, example_server_command, spawn_example_http, wait_pid_gone,
 };
 use serde_json::{Value, json};
 
@@ -533,4 +533,40 @@ async fn through_the_bridge_mcp_outcomes_take_the_standard_shapes() {
     assert_eq!(status, 400, "{body}");
     bridge.stop().await;
     adapter.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_killed_bridge_leaves_no_mcp_child_behind() {
+    let mut bridge = tokio::process::Command::new(bridge_bin())
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--mcp",
+            &example_server_command(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = bridge.id().unwrap();
+    let child = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Some(child) = children(pid).first() {
+                return *child;
+            }
+            // Watching another process's children has no notification; poll /proc.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the bridge did not start its MCP child");
+    // SIGKILL: no code of the bridge runs; the child sees its stdin close and exits.
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+    assert!(
+        wait_pid_gone(child, WAIT).await,
+        "MCP child {child} outlived the bridge"
+    );
 }
