@@ -8,7 +8,8 @@
 //! - `x-*` extensions are dropped; `discriminator` is kept (an annotation validators ignore);
 //! - `readOnly` properties are removed from input schemas, `writeOnly` ones from output schemas;
 //! - keywords whose values are not valid JSON Schema (a `required: true`, a `minimum: "1"`, an
-//!   array-valued `items`, an empty `allOf`) are repaired or dropped, so that every schema
+//!   array-valued `items`, an empty `allOf`, a `pattern` that is not an ECMA-262 regex) are
+//!   repaired or dropped, so that every schema
 //!   compiles. Each such repair is named in [`Fixes`], which the caller reports once per
 //!   operation: translation is lossy on purpose, and says so.
 
@@ -246,6 +247,13 @@ fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
     if map.get("enum").is_some_and(|v| !v.is_array()) {
         bad.push("enum");
     }
+    if map
+        .get("pattern")
+        .and_then(Value::as_str)
+        .is_some_and(|p| !jsonschema_regex::is_valid_ecma_regex(p))
+    {
+        bad.push("pattern");
+    }
     for key in bad {
         map.remove(key);
         fixes.insert(key.to_owned());
@@ -333,7 +341,8 @@ mod tests {
     #[test]
     fn invalid_keywords_are_repaired_and_reported() {
         let (s, fixes) = conv(
-            json!({"type": "file", "required": true, "minLength": -1, "allOf": [], "items": [{"type": "string"}]}),
+            json!({"type": "file", "required": true, "minLength": -1, "allOf": [],
+                   "items": [{"type": "string"}], "pattern": "[a-z]{1-70}"}),
             Direction::Input,
         );
         assert_eq!(
@@ -342,7 +351,7 @@ mod tests {
         );
         assert_eq!(
             fixes.into_iter().collect::<Vec<_>>(),
-            ["allOf", "minLength", "required"]
+            ["allOf", "minLength", "pattern", "required"]
         );
     }
 }

