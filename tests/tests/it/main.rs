@@ -1,8 +1,8 @@
 //! End-to-end tests of otc-bridge (one binary: link time matters on two cores).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod openapi;
 mod auth;
 mod examples;
-mod server;
 mod mcp;
+mod openapi;
+mod server;
