@@ -250,7 +250,7 @@ fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
     if map
         .get("pattern")
         .and_then(Value::as_str)
-        .is_some_and(|p| !jsonschema_regex::is_valid_ecma_regex(p))
+        .is_some_and(|p| !is_usable_pattern(p))
     {
         bad.push("pattern");
     }
@@ -258,6 +258,24 @@ fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
         map.remove(key);
         fixes.insert(key.to_owned());
     }
+}
+
+/// Whether jsonschema (the bridge's validator) accepts `pattern`: valid ECMA-262 syntax that
+/// also translates to and compiles as a Rust regex (lone surrogates such as `\uD800` do not).
+/// Cached per thread: documents repeat the same few patterns thousands of times.
+fn is_usable_pattern(pattern: &str) -> bool {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, bool>> =
+            std::cell::RefCell::default();
+    }
+    if let Some(known) = CACHE.with(|c| c.borrow().get(pattern).copied()) {
+        return known;
+    }
+    let usable = jsonschema_regex::is_valid_ecma_regex(pattern)
+        && jsonschema_regex::to_rust_regex(pattern)
+            .is_ok_and(|rust| fancy_regex::Regex::new(&rust).is_ok());
+    CACHE.with(|c| c.borrow_mut().insert(pattern.to_owned(), usable));
+    usable
 }
 
 /// `required` must be an array of distinct strings.
@@ -342,12 +360,14 @@ mod tests {
     fn invalid_keywords_are_repaired_and_reported() {
         let (s, fixes) = conv(
             json!({"type": "file", "required": true, "minLength": -1, "allOf": [],
-                   "items": [{"type": "string"}], "pattern": "[a-z]{1-70}"}),
+                   "items": [{"type": "string"}], "pattern": "[a-z]{1-70}",
+                   "properties": {"s": {"type": "string", "pattern": "[\\uD800-\\uDFFF]*"}}}),
             Direction::Input,
         );
         assert_eq!(
             s,
-            json!({"type": "string", "format": "binary", "prefixItems": [{"type": "string"}]})
+            json!({"type": "string", "format": "binary", "prefixItems": [{"type": "string"}],
+                   "properties": {"s": {"type": "string"}}})
         );
         assert_eq!(
             fixes.into_iter().collect::<Vec<_>>(),
