@@ -66,6 +66,8 @@ fn tool() -> MappedTool {
             body: None,
             security: Vec::new(),
             accept: vec!["application/json".to_owned()],
+            operation_id: None,
+            tags: Vec::new(),
         })),
     }
 }

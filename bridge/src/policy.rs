@@ -96,15 +96,18 @@ impl SourceOptions {
     }
 }
 
-/// The names a pattern or override can refer to a tool by: its upstream name (MCP tool name),
-/// its tool name in the id, and for HTTP operations `METHOD /path` and `method:METHOD`.
+/// The names a pattern or override can refer to a tool by: its upstream name (MCP tool name or
+/// `operationId`), its tool name in the id, and for HTTP operations `METHOD /path`,
+/// `method:METHOD` and `tag:TAG` for each of its tags.
 fn handles(tool: &MappedTool) -> Vec<String> {
     let mut names = vec![tool.definition.id.tool.clone()];
     match &tool.target {
         Target::Named { name } => names.push(name.clone()),
         Target::Http(plan) => {
+            names.extend(plan.operation_id.clone());
             names.push(plan.operation.clone());
             names.push(format!("method:{}", plan.method));
+            names.extend(plan.tags.iter().map(|tag| format!("tag:{tag}")));
         }
     }
     names
@@ -207,6 +210,53 @@ mod tests {
         assert_eq!(ids, ["Kit.GetUser@1.0.0", "Kit.Say@1.0.0"]);
         assert_eq!(kept[1].definition.description, "Says it.");
         assert_eq!(kept[1].definition.name, "Kit_Say");
+    }
+
+    #[test]
+    fn http_operations_match_by_tag_method_route_and_operation_id() {
+        let http = |id: &str, method: &str, tags: &[&str]| {
+            let mut t = tool(id);
+            t.target = Target::Http(Arc::new(otc_mappings::openapi::RequestPlan {
+                operation: format!("{method} /{id}"),
+                method: method.to_owned(),
+                path: format!("/{id}"),
+                server_url: None,
+                params: Vec::new(),
+                body: None,
+                security: Vec::new(),
+                accept: Vec::new(),
+                operation_id: Some(id.to_owned()),
+                tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            }));
+            t
+        };
+        let tools = || {
+            vec![
+                http("listPets", "GET", &["pets"]),
+                http("deletePet", "DELETE", &["pets"]),
+                http("getStore", "GET", &["store"]),
+            ]
+        };
+        let kept = |options: SourceOptions| -> Vec<String> {
+            let policy = options.compile("s").unwrap();
+            policy
+                .apply(tools(), &mut Vec::new())
+                .iter()
+                .map(|t| t.definition.id.tool.clone())
+                .collect()
+        };
+        let include = |p: &[&str]| SourceOptions {
+            include: p.iter().map(|s| (*s).to_owned()).collect(),
+            ..Default::default()
+        };
+        let exclude = |p: &[&str]| SourceOptions {
+            exclude: p.iter().map(|s| (*s).to_owned()).collect(),
+            ..Default::default()
+        };
+        assert_eq!(kept(include(&["tag:pets"])), ["ListPets", "DeletePet"]);
+        assert_eq!(kept(exclude(&["method:DELETE"])), ["ListPets", "GetStore"]);
+        assert_eq!(kept(include(&["GET /*"])), ["ListPets", "GetStore"]);
+        assert_eq!(kept(exclude(&["getStore", "deletePet"])), ["ListPets"]);
     }
 
     #[test]

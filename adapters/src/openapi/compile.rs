@@ -150,6 +150,8 @@ mod tests {
             body: None,
             security: Vec::new(),
             accept: vec!["application/json".into()],
+            operation_id: None,
+            tags: Vec::new(),
         })
     }
 

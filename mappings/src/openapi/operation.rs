@@ -129,6 +129,20 @@ pub(crate) fn map_operation<'r>(
         body: body_plan,
         security: security.alternatives,
         accept: output.accept,
+        operation_id: op
+            .get("operationId")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        tags: op
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|tags| {
+                tags.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     let definition = ToolDefinition {
         id: ToolId::exact(cx.toolkit.clone(), tool.clone(), cx.version),

@@ -27,6 +27,13 @@ pub struct RequestPlan {
     pub security: Vec<Vec<CredentialUse>>,
     /// Media types of the success response, most preferred first (sent as `Accept`).
     pub accept: Vec<String>,
+    /// The operation's `operationId`, for include/exclude patterns and overrides. Not part of
+    /// the snapshots: it is already visible in the tool's id.
+    #[serde(skip)]
+    pub operation_id: Option<String>,
+    /// The operation's `tags`, for include/exclude patterns (`tag:pets`).
+    #[serde(skip)]
+    pub tags: Vec<String>,
 }
 
 /// One parameter and the input property that feeds it.
