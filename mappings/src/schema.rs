@@ -183,22 +183,9 @@ pub fn local_target<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
 }
 
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `{"$ref": …, "description": …}`: keywords beside a reference (legal in 3.1 and JSON Schema
@@ -312,6 +299,17 @@ mod tests {
         let out = Inliner::new(&root).inline(&root, Some("op"), &mut d);
         assert!(!has_refs(&out));
         assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn percent_encoded_pointers_resolve_and_never_panic() {
+        let root = json!({"definitions": {"a b": {"type": "string"}}});
+        assert_eq!(
+            local_target(&root, "#/definitions/a%20b"),
+            Some(&json!({"type": "string"}))
+        );
+        assert_eq!(local_target(&root, "#/definitions/%é%"), None);
+        assert_eq!(local_target(&root, "#/%"), None);
     }
 
     #[test]
