@@ -25,6 +25,9 @@ scripts/install-python-client.sh
 # The example servers are spawned by the tests as real child processes: build them first.
 cargo build --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+# Every document of the real-world OpenAPI corpus (about 2,600), in release: debug builds only
+# sample it (see mappings/tests/it/corpus.rs).
+cargo test --release --locked -p otc-mappings --test it -- corpus
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --locked --no-fail-fast
 else
