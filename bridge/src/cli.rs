@@ -98,9 +98,10 @@ pub struct ServeArgs {
     /// Per-call timeout in seconds [default: 60].
     #[arg(long, value_name = "SECS")]
     pub call_timeout_secs: Option<u64>,
-    /// Exit at start-up when any source fails, instead of serving the others.
+    /// Serve the sources that started even when others failed (by default the bridge refuses
+    /// to start half-configured).
     #[arg(long)]
-    pub strict: bool,
+    pub allow_partial: bool,
     /// Sources.
     #[command(flatten)]
     pub sources: SourceArgs,

@@ -23,8 +23,9 @@ pub struct FileConfig {
     pub dialect: Option<DialectName>,
     /// Log filter, e.g. `info` or `otc_bridge=debug`.
     pub log_level: Option<String>,
-    /// Fail at start-up when any source fails, instead of serving the others.
-    pub strict: bool,
+    /// Serve the sources that started even when others failed (default: refuse to start
+    /// half-configured).
+    pub allow_partial: bool,
     /// Server authentication.
     pub auth: AuthConfig,
     /// Limits.
@@ -249,7 +250,7 @@ mod tests {
     #[test]
     fn a_full_file_parses() {
         let c: FileConfig = parse_yaml(
-            "listen: 0.0.0.0:9000\ndialect: oxp\nlog_level: debug\nstrict: true\nauth:\n  jwt:\n    secret_env: S\n    audience: [a]\n  api_keys:\n    env: K\nlimits:\n  max_body_bytes: 10\n  call_timeout_secs: 2\n",
+            "listen: 0.0.0.0:9000\ndialect: oxp\nlog_level: debug\nallow_partial: true\nauth:\n  jwt:\n    secret_env: S\n    audience: [a]\n  api_keys:\n    env: K\nlimits:\n  max_body_bytes: 10\n  call_timeout_secs: 2\n",
         )
         .unwrap();
         assert_eq!(c.dialect, Some(DialectName::Oxp));

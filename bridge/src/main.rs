@@ -168,7 +168,7 @@ async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode
         .listen
         .or(file.listen)
         .unwrap_or_else(|| ([127, 0, 0, 1], 8080).into());
-    let strict = args.strict || file.strict;
+    let allow_partial = args.allow_partial || file.allow_partial;
     let sources = collect_sources(&file, matches)?;
     // Bind before starting sources, so a busy port fails fast, before any child is spawned.
     let listener = tokio::net::TcpListener::bind(listen)
@@ -185,7 +185,7 @@ async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode
         AppOptions {
             settings,
             auth,
-            strict,
+            allow_partial,
         },
         |addr, tools| {
             println!(
@@ -201,7 +201,7 @@ async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode
 struct AppOptions {
     settings: otc_bridge::ServerSettings,
     auth: Option<otc_bridge::Authenticator>,
-    strict: bool,
+    allow_partial: bool,
 }
 
 /// Starts the sources (printing progress), serves until SIGINT/SIGTERM, then stops the sources.
@@ -222,16 +222,17 @@ async fn run_server(
     }
     let (adapters, catalog, reports) = start_sources(sources, print_progress).await;
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 && options.strict {
-        stop_all(&adapters).await;
-        anyhow::bail!(
-            "{failed} of {} source(s) failed to start, and --strict is set",
-            sources.len()
-        );
-    }
+    // Nothing starts half-configured unless the user asked for it (issue 5).
     if failed > 0 && failed == sources.len() {
         stop_all(&adapters).await;
         anyhow::bail!("no source could be started; fix the errors above");
+    }
+    if failed > 0 && !options.allow_partial {
+        stop_all(&adapters).await;
+        anyhow::bail!(
+            "{failed} of {} source(s) failed to start (see above); fix them, or pass --allow-partial to serve the others",
+            sources.len()
+        );
     }
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
@@ -297,7 +298,7 @@ async fn demo(args: &otc_bridge::cli::DemoArgs) -> anyhow::Result<ExitCode> {
     );
     let dialect: Dialect = args.dialect.unwrap_or(DialectName::Otc).into();
     let settings = otc_bridge::config::LimitsConfig::default().server_settings(dialect)?;
-    let code = run_server(listener, &sources, AppOptions { settings, auth: None, strict: true }, |addr, tools| {
+    let code = run_server(listener, &sources, AppOptions { settings, auth: None, allow_partial: false }, |addr, tools| {
         let url = format!("http://{addr}");
         println!("otc-bridge listening on {url} with {tools} tools (dialect {})", dialect_name(dialect));
         println!();

@@ -138,17 +138,34 @@ fn sources_that_cannot_start_are_clear_errors() {
 }
 
 #[tokio::test]
-async fn strict_refuses_to_start_half_configured() {
+async fn nothing_starts_half_configured_unless_asked() {
     ensure_example_server();
-    let (code, _, stderr) = run(&[
+    let args = [
         "--listen",
         "127.0.0.1:0",
-        "--strict",
         "--mcp",
         "target/debug/example-mcp-server",
         "--openapi",
         "/no/such/doc.yaml",
-    ]);
+    ];
+    let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--strict"), "{stderr}");
+    assert!(
+        stderr.contains("/no/such/doc.yaml") && stderr.contains("--allow-partial"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("listening"), "{stdout}");
+    // Asked for: the source that started is served, and the failure was reported.
+    let mut with_flag = args.to_vec();
+    with_flag.push("--allow-partial");
+    let mut server = Running::spawn(&with_flag, &[]);
+    let url = server.url().await;
+    let tools: serde_json::Value = reqwest::get(format!("{url}/tools"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(!tools["tools"].as_array().unwrap().is_empty());
+    server.interrupt().await;
 }
