@@ -197,11 +197,6 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// Whether an adapter error means nothing was sent upstream, so the caller gets a 400.
-pub fn is_before_call(err: &AdapterError) -> bool {
-    err.is_before_call()
-}
-
 /// The retry table (DESIGN.md §3): every upstream failure becomes a `ToolError`.
 ///
 /// | failure | can_retry | extra |

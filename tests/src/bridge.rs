@@ -3,9 +3,7 @@
 use std::sync::Arc;
 
 use otc_adapters::Adapter;
-use otc_bridge::{
-    AppState, Authenticator, Catalog, ServerSettings, SharedCatalog, SourceTools, app,
-};
+use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -25,19 +23,22 @@ impl TestBridge {
         settings: ServerSettings,
         auth: Option<Authenticator>,
     ) -> Self {
-        let mut sources = Vec::new();
-        let mut diagnostics = Vec::new();
-        for adapter in adapters {
-            let mapped = adapter.list_tools().await.unwrap();
-            sources.push(SourceTools::compile(
-                adapter,
-                Arc::default(),
-                mapped.tools,
-                &mut diagnostics,
-            ));
+        let (catalog, reports) = otc_bridge::run::load_catalog(&adapters).await;
+        for report in &reports {
+            assert!(
+                report.error.is_none(),
+                "{}: {:?}",
+                report.name,
+                report.error
+            );
+            assert!(
+                report.diagnostics.is_empty(),
+                "{}: {:?}",
+                report.name,
+                report.diagnostics
+            );
         }
-        assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let state = AppState::new(SharedCatalog::new(Catalog::new(sources)), settings, auth);
+        let state = AppState::new(SharedCatalog::new(catalog), settings, auth);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();

@@ -20,15 +20,16 @@ use crate::{requirements, validate};
 /// `GET /health`: 200 when every source is ready, else 503 with each source's state.
 pub(super) async fn health(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let catalog = state.catalog().current();
+    let mut ready = true;
     let sources: Vec<Value> = catalog
         .sources()
         .iter()
-        .map(|s| json!({"name": s.adapter.name(), "tools": s.entries.len(), "status": s.adapter.state()}))
+        .map(|s| {
+            let source_state = s.adapter.state();
+            ready &= source_state.is_ready();
+            json!({"name": s.adapter.name(), "tools": s.entries.len(), "status": source_state})
+        })
         .collect();
-    let ready = catalog
-        .sources()
-        .iter()
-        .all(|s| s.adapter.state().is_ready());
     let (status, word) = if ready {
         (StatusCode::OK, "ready")
     } else {
@@ -220,7 +221,7 @@ pub(super) async fn call_tool(
     };
     let outcome = match result {
         Ok(value) => CallOutcome::Value(Some(value)),
-        Err(err) if rescue::is_before_call(&err) => {
+        Err(err) if err.is_before_call() => {
             tracing::warn!(tool = %request.tool_id, call_id = %call_id, trace_id = request.trace_id.as_deref().unwrap_or(""), error = %rescue::cause_chain(&err), "Call refused: source unavailable.");
             return reply.error(ApiError::Unavailable(rescue::cause_chain(&err)));
         }

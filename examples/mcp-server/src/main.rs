@@ -85,14 +85,27 @@ async fn http(addr: SocketAddr) -> Result<(), String> {
             Default::default(),
             StreamableHttpServerConfig::default(),
         );
-    let app = axum::Router::new().nest_service("/mcp", service);
+    serve_announced(
+        addr,
+        axum::Router::new().nest_service("/mcp", service),
+        "/mcp",
+    )
+    .await
+}
+
+/// Binds `addr`, prints the URL of `path` on the bound port (the tests read it), and serves `app`.
+pub(crate) async fn serve_announced(
+    addr: SocketAddr,
+    app: axum::Router,
+    path: &str,
+) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot bind {addr}: {e}"))?;
     let bound = listener
         .local_addr()
         .map_err(|e| format!("no local address: {e}"))?;
-    announce(&format!("http://{bound}/mcp"));
+    announce(&format!("http://{bound}{path}"));
     axum::serve(listener, app)
         .await
         .map_err(|e| format!("HTTP server failed: {e}"))

@@ -44,16 +44,7 @@ pub(crate) async fn serve(addr: SocketAddr) -> Result<(), String> {
         .route("/sse", get(open))
         .route("/message", post(message))
         .with_state(Sessions::default());
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot bind {addr}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("no local address: {e}"))?;
-    crate::announce(&format!("http://{bound}/sse"));
-    axum::serve(listener, app)
-        .await
-        .map_err(|e| format!("HTTP server failed: {e}"))
+    crate::serve_announced(addr, app, "/sse").await
 }
 
 async fn open(
