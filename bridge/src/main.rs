@@ -387,13 +387,7 @@ async fn export(
     tools.sort_by(|a, b| {
         (&a.id.toolkit, &a.id.tool, a.version).cmp(&(&b.id.toolkit, &b.id.tool, b.version))
     });
-    let render = |tools: &[otc_mappings::otc::ToolDefinition]| -> anyhow::Result<String> {
-        let body = serde_json::to_value(otc_mappings::otc::ListToolsBody { dialect, tools })
-            .context("serialising tools")?;
-        let mut text = serde_json::to_string_pretty(&body).context("serialising tools")?;
-        text.push('\n');
-        Ok(text)
-    };
+    let render = |tools: &[otc_mappings::otc::ToolDefinition]| pretty_list(dialect, tools);
     if args.split {
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create directory {}", args.out.display()))?;
@@ -456,11 +450,21 @@ async fn inspect(
     })
 }
 
-fn print_tools(catalog: &Catalog, dialect: Dialect) -> anyhow::Result<()> {
-    let body: serde_json::Value =
-        serde_json::from_slice(&catalog.list_body(dialect)).context("listing tools")?;
-    let mut text = serde_json::to_string_pretty(&body).context("printing tools")?;
+/// The `GET /tools` body of `tools` in `dialect`, pretty-printed, serialised straight from the
+/// definitions (no intermediate JSON tree: large documents make it costly).
+fn pretty_list(
+    dialect: Dialect,
+    tools: &[otc_mappings::otc::ToolDefinition],
+) -> anyhow::Result<String> {
+    let mut text =
+        serde_json::to_string_pretty(&otc_mappings::otc::ListToolsBody { dialect, tools })
+            .context("serialising tools")?;
     text.push('\n');
+    Ok(text)
+}
+
+fn print_tools(catalog: &Catalog, dialect: Dialect) -> anyhow::Result<()> {
+    let text = pretty_list(dialect, catalog.definitions())?;
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

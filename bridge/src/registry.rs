@@ -156,22 +156,18 @@ impl Catalog {
             .keys()
             .map(|k| (k.to_ascii_lowercase(), k.clone()))
             .collect();
-        let lists = [
-            Dialect::Otc,
-            Dialect::OxpMain,
-            Dialect::OxpFlat,
-            Dialect::RfcDraft,
-        ]
-        .into_iter()
-        .map(|dialect| {
-            let body = serde_json::to_vec(&ListToolsBody {
-                dialect,
-                tools: &listed,
+        // The RFC draft is answered exactly as OTC 1.0 (DESIGN.md §2): no body of its own.
+        let lists = [Dialect::Otc, Dialect::OxpMain, Dialect::OxpFlat]
+            .into_iter()
+            .map(|dialect| {
+                let body = serde_json::to_vec(&ListToolsBody {
+                    dialect,
+                    tools: &listed,
+                })
+                .unwrap_or_default();
+                (dialect, Bytes::from(body))
             })
-            .unwrap_or_default();
-            (dialect, Bytes::from(body))
-        })
-        .collect();
+            .collect();
         Self {
             sources,
             by_name,
@@ -209,6 +205,11 @@ impl Catalog {
 
     /// The pre-serialised `GET /tools` body for a dialect.
     pub fn list_body(&self, dialect: Dialect) -> Bytes {
+        let dialect = if dialect == Dialect::RfcDraft {
+            Dialect::Otc
+        } else {
+            dialect
+        };
         self.lists.get(&dialect).cloned().unwrap_or_default()
     }
 
