@@ -2,12 +2,15 @@
 //! validator compiled once when the catalog is built (never per call).
 //!
 //! A [`Catalog`] is immutable. When a source's tool list changes (MCP `list_changed`), a new
-//! catalog is built and swapped in atomically ([`SharedCatalog`]); calls in flight keep the
-//! `Arc` of the catalog they started with.
+//! catalog is built from the current one and swapped in ([`SharedCatalog::update`]): updates are
+//! serialised, so two sources refreshing at once cannot lose each other's tools, while readers
+//! never wait (one lock-free load per request). Calls in flight keep the `Arc` of the catalog
+//! they started with.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use otc_adapters::Adapter;
 use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, VersionSelector};
@@ -103,6 +106,17 @@ pub struct Catalog {
     lists: HashMap<Dialect, Bytes>,
     /// Ids that were served twice; the first source wins.
     pub duplicates: Vec<Diagnostic>,
+    /// Sources that failed to start and are served without (`--allow-partial`).
+    failed: Vec<FailedSource>,
+}
+
+/// A configured source that failed to start: `/health` lists it as failed.
+#[derive(Debug, Clone)]
+pub struct FailedSource {
+    /// Its name.
+    pub name: String,
+    /// Why, for the log and trusted callers.
+    pub reason: String,
 }
 
 /// How a requested tool id resolved.
@@ -175,7 +189,19 @@ impl Catalog {
             listed,
             lists,
             duplicates,
+            failed: Vec::new(),
         }
+    }
+
+    /// The same catalog, also listing `failed` sources (served without them).
+    pub fn with_failed(mut self, failed: Vec<FailedSource>) -> Self {
+        self.failed = failed;
+        self
+    }
+
+    /// The sources that failed to start.
+    pub fn failed(&self) -> &[FailedSource] {
+        &self.failed
     }
 
     /// Resolves `Toolkit.Tool` (the id without its `@…`, already checked by `ToolId`'s parser)
@@ -246,34 +272,45 @@ impl Catalog {
                 }
             })
             .collect();
-        Self::new(sources)
+        Self::new(sources).with_failed(self.failed.clone())
     }
 }
 
 /// The current catalog, swapped atomically when a source changes.
 #[derive(Debug, Clone, Default)]
-pub struct SharedCatalog(Arc<RwLock<Arc<Catalog>>>);
+pub struct SharedCatalog(Arc<Shared>);
+
+#[derive(Debug, Default)]
+struct Shared {
+    current: ArcSwap<Catalog>,
+    /// Held while a new catalog is built from the current one, so concurrent updates apply in
+    /// turn instead of each starting from the same snapshot and the last one winning.
+    updating: Mutex<()>,
+}
 
 impl SharedCatalog {
     /// Wraps a catalog.
     pub fn new(catalog: Catalog) -> Self {
-        Self(Arc::new(RwLock::new(Arc::new(catalog))))
+        Self(Arc::new(Shared {
+            current: ArcSwap::from_pointee(catalog),
+            updating: Mutex::new(()),
+        }))
     }
 
-    /// The current snapshot (cheap: one `Arc` clone under a read lock held for no await).
+    /// The current snapshot (one lock-free load).
     pub fn current(&self) -> Arc<Catalog> {
-        match self.0.read() {
-            Ok(guard) => Arc::clone(&guard),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
+        self.0.current.load_full()
     }
 
-    /// Replaces the snapshot.
-    pub fn swap(&self, catalog: Catalog) {
-        let catalog = Arc::new(catalog);
-        match self.0.write() {
-            Ok(mut guard) => *guard = catalog,
-            Err(poisoned) => *poisoned.into_inner() = catalog,
-        }
+    /// Replaces the snapshot with `change(current)`. Updates are serialised: each one sees the
+    /// result of the one before.
+    pub fn update(&self, change: impl FnOnce(&Catalog) -> Catalog) {
+        let _turn = self
+            .0
+            .updating
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let next = change(&self.0.current.load());
+        self.0.current.store(Arc::new(next));
     }
 }
