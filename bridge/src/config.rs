@@ -227,6 +227,7 @@ impl LimitsConfig {
             default_dialect: dialect,
             max_body_bytes: self.max_body_bytes,
             call_timeout: Duration::from_secs(self.call_timeout_secs),
+            ..ServerSettings::default()
         })
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use otc_adapters::AdapterError;
 use otc_mappings::naming;
 use otc_mappings::otc::is_segment;
 use otc_mappings::{Diagnostic, MappedTool, Severity, Target};
@@ -151,6 +152,29 @@ impl SourcePolicy {
                 Some(tool)
             })
             .collect()
+    }
+}
+
+impl SourcePolicy {
+    /// Runs one upstream call under this source's limits: at most `max_concurrency` at once,
+    /// and the source's timeout (else `default_timeout`). Waiting for a permit counts against the
+    /// timeout, like the call itself; a call past it fails as a retryable `Timeout`.
+    pub async fn forward<T>(
+        &self,
+        default_timeout: Duration,
+        call: impl Future<Output = Result<T, AdapterError>>,
+    ) -> Result<T, AdapterError> {
+        let timeout = self.timeout.unwrap_or(default_timeout);
+        let limited = async {
+            let _permit = match &self.permits {
+                Some(permits) => permits.acquire().await.ok(),
+                None => None,
+            };
+            call.await
+        };
+        tokio::time::timeout(timeout, limited)
+            .await
+            .unwrap_or(Err(AdapterError::Timeout { elapsed: timeout }))
     }
 }
 

@@ -1,15 +1,26 @@
 //! Rescue: THE one place where errors become wire shapes (DESIGN.md §3, STYLE.md §2.3).
 //!
-//! Two kinds of failure reach a caller. [`ApiError`]s happen before a tool is called (bad body,
-//! unknown tool, missing context, invalid input) and become 400, 401 or 422 responses.
-//! [`AdapterError`]s happen once a call went upstream and become a 200 `success: false` with a
-//! [`ToolError`], whose retry hints are decided by the single table in [`tool_error`].
+//! Every failure a caller can see is decided here, in two tables:
 //!
-//! Following dropshot's split, `message` is written for people and models and never carries
-//! upstream internals or secrets; `developer_message` carries the cause chain for logs.
+//! - [`ApiError`]: the call was **refused before anything was sent upstream** (bad body, unknown
+//!   tool, missing context, invalid input, a source that is down or misconfigured). Each variant
+//!   carries its status (400, 401, 403, 415, 422) and headers ([`ApiError::status`],
+//!   [`ApiError::headers`]) and becomes the dialect's `ServerErrorResponse` or
+//!   `ValidationErrorResponse` ([`ApiError::into_body`]).
+//! - [`rescue`]: an [`AdapterError`] from the adapter is sorted into "refused before the call"
+//!   (an `ApiError` again: the source was known down, or its configuration cannot work) or "failed
+//!   in the tool" (a 200 `success: false` with a [`ToolError`] whose retry hints come from the
+//!   retry table in [`tool_error`]). Nothing else in the bridge decides either.
+//!
+//! Following dropshot's split, `message` is written for people and models. Nothing a client sees
+//! carries configuration (command lines, file paths, upstream URLs with keys), secrets or Rust
+//! `Debug` output: `developer_message` holds only the top-level description of what happened,
+//! and the full cause chain goes to the log ([`ApiError::log_detail`], [`cause_chain`]), written
+//! once per request by the server's logging middleware.
 
 use std::fmt::Write as _;
 
+use axum::http::{HeaderName, HeaderValue, header};
 use indexmap::IndexMap;
 use otc_adapters::AdapterError;
 use otc_mappings::otc::{
@@ -18,19 +29,33 @@ use otc_mappings::otc::{
 };
 use serde_json::Value;
 
-/// A request that fails before any tool is called.
+/// The longest caller-supplied text (a tool id, a parse error) echoed back in an answer; longer
+/// ones are cut. A 100 KB `tool_id` must not come back as a 100 KB error.
+const MAX_ECHO_CHARS: usize = 128;
+
+/// A request that is refused before any tool is called.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
     /// Server authentication failed (401).
-    #[error("{0}")]
+    #[error("not authenticated: {0}")]
     Unauthorized(String),
+    /// The request came from a web page the operator did not allow, or named another host while
+    /// the bridge listens on loopback (403).
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// The body is not declared as JSON (415).
+    #[error("the request body is not declared as JSON")]
+    UnsupportedMediaType,
     /// The body is larger than the configured limit.
     #[error("request body is larger than the limit of {limit} bytes")]
     BodyTooLarge {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The body could not be read (the client stopped sending, or took too long).
+    #[error("the request body could not be read: {0}")]
+    BodyUnreadable(String),
     /// The body could not be read as JSON of the expected shape.
     #[error("malformed request body: {0}")]
     MalformedBody(String),
@@ -72,9 +97,24 @@ pub enum ApiError {
         /// Authorization ids required without a known challenge URL.
         authorization_ids: Vec<String>,
     },
-    /// The upstream is known to be down; nothing was sent.
-    #[error("{0}")]
-    Unavailable(String),
+    /// The tool's source is known to be down (restarting, failed); nothing was sent. Worth
+    /// retrying shortly.
+    #[error("source '{source_name}' is unavailable: {reason}")]
+    Unavailable {
+        /// The source.
+        source_name: String,
+        /// Why, for the log only: it may name a command line or a path.
+        reason: String,
+    },
+    /// The bridge's configuration for this tool cannot work (found at call time: e.g. a
+    /// credential that can never be placed). Not worth retrying: the operator must fix it.
+    #[error("source '{source_name}' is misconfigured: {detail}")]
+    Misconfigured {
+        /// The source.
+        source_name: String,
+        /// What to fix, as the adapter described it (its top-level message: no cause chain).
+        detail: String,
+    },
     /// `input` does not match the tool's input schema (422).
     #[error("some input parameters are invalid")]
     InvalidInput {
@@ -86,7 +126,7 @@ pub enum ApiError {
 /// The status and body an [`ApiError`] becomes (before dialect-specific wrapping).
 #[derive(Debug)]
 pub enum ErrorBody {
-    /// 400 or 401 with a `ServerErrorResponse`.
+    /// 400, 401, 403 or 415 with a `ServerErrorResponse`.
     Server(u16, ServerErrorResponse),
     /// 422 with a `ValidationErrorResponse`.
     Validation(ValidationErrorResponse),
@@ -97,8 +137,36 @@ impl ApiError {
     pub fn status(&self) -> u16 {
         match self {
             Self::Unauthorized(_) => 401,
+            Self::Forbidden(_) => 403,
+            Self::UnsupportedMediaType => 415,
             Self::InvalidInput { .. } => 422,
             _ => 400,
+        }
+    }
+
+    /// The headers this error adds to its response.
+    pub fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        match self {
+            Self::Unauthorized(_) => {
+                vec![(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))]
+            }
+            Self::UnsupportedMediaType => {
+                vec![(header::ACCEPT, HeaderValue::from_static("application/json"))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// What the log should say about this error beyond its status: the reasons a client is not
+    /// told (why authentication failed, why a source is down). `None` when the status says it all.
+    pub fn log_detail(&self) -> Option<String> {
+        match self {
+            Self::Unauthorized(_)
+            | Self::Forbidden(_)
+            | Self::BodyUnreadable(_)
+            | Self::Unavailable { .. }
+            | Self::Misconfigured { .. } => Some(self.to_string()),
+            _ => None,
         }
     }
 
@@ -118,20 +186,29 @@ impl ApiError {
         };
         match self {
             Self::Unauthorized(reason) => server("Authentication required: send a valid bearer token or API key.".to_owned(), Some(reason)),
+            Self::Forbidden(reason) => server(format!("Forbidden: {reason}."), None),
+            Self::UnsupportedMediaType => server(
+                "The request body must be JSON: send it with 'Content-Type: application/json'.".to_owned(),
+                None,
+            ),
             Self::BodyTooLarge { limit } => server(
                 format!("The request body is too large: the limit is {limit} bytes."),
                 Some("raise limits.max_body_bytes (or --max-body-bytes) if larger inputs are expected".to_owned()),
             ),
-            Self::MalformedBody(detail) => server(format!("The request body is not valid: {detail}"), None),
+            Self::BodyUnreadable(_) => server(
+                "The request body could not be read: the client stopped sending it or took too long.".to_owned(),
+                None,
+            ),
+            Self::MalformedBody(detail) => server(format!("The request body is not valid: {}", echo(&detail)), None),
             Self::MissingRequest => server(
                 "The body must be {\"request\": {\"tool_id\": …}} or a bare call request with 'tool_id'.".to_owned(),
                 None,
             ),
             Self::MissingToolId => server("'tool_id' is required, e.g. \"Calculator.Add@1.0.0\".".to_owned(), None),
-            Self::BadToolId(err) => server(capitalise(&err.to_string()), None),
-            Self::UnsupportedSchema(err) => server(capitalise(&err.to_string()), None),
+            Self::BadToolId(err) => server(capitalise(&echo(&err.to_string())), None),
+            Self::UnsupportedSchema(err) => server(capitalise(&echo(&err.to_string())), None),
             Self::UnknownTool { id, suggestion } => {
-                let mut message = format!("Tool '{id}' was not found.");
+                let mut message = format!("Tool '{}' was not found.", echo(&id));
                 if let Some(s) = suggestion {
                     let _ = write!(message, " Did you mean '{s}'?");
                 }
@@ -140,7 +217,7 @@ impl ApiError {
             Self::UnknownVersion { id, available } => {
                 let list = available.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
                 server(
-                    format!("Tool '{id}' is not available in that version. Available versions: {list}."),
+                    format!("Tool '{}' is not available in that version. Available versions: {list}.", echo(&id)),
                     Some("'@x' means exactly x.0.0; omit the version for the latest".to_owned()),
                 )
             }
@@ -169,9 +246,13 @@ impl ApiError {
                 };
                 ErrorBody::Server(status, body)
             }
-            Self::Unavailable(reason) => server(
+            Self::Unavailable { source_name, .. } => server(
                 "The tool is temporarily unavailable; try again shortly.".to_owned(),
-                Some(reason),
+                Some(format!("source '{source_name}' is not ready (restarting or down); the server log says why")),
+            ),
+            Self::Misconfigured { source_name, detail } => server(
+                "The server is not configured correctly for this tool; retrying will not help until its operator fixes the configuration.".to_owned(),
+                Some(format!("source '{source_name}': {detail}")),
             ),
             Self::InvalidInput { parameter_errors } => ErrorBody::Validation(ValidationErrorResponse {
                 message: "Some input parameters are invalid.".to_owned(),
@@ -179,6 +260,14 @@ impl ApiError {
                 ..Default::default()
             }),
         }
+    }
+}
+
+/// Caller-supplied text as it may be echoed: at most [`MAX_ECHO_CHARS`] characters.
+pub fn echo(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
     }
 }
 
@@ -197,18 +286,47 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// The retry table (DESIGN.md §3): every upstream failure becomes a `ToolError`.
+/// What became of a call the adapter could not complete.
+#[derive(Debug)]
+pub enum Rescued {
+    /// Nothing was sent upstream: the call is answered with this error (400).
+    Refused(ApiError),
+    /// The call failed in the tool: 200 with `success: false` and this error.
+    Failed(ToolError),
+}
+
+/// Sorts an adapter failure into "refused before the call" or "failed in the tool"
+/// (DESIGN.md §3). `source_name` names the tool's source for the log.
+pub fn rescue(err: &AdapterError, tool: &ToolDefinition, source_name: &str) -> Rescued {
+    match err {
+        AdapterError::Unavailable { reason, .. } => Rescued::Refused(ApiError::Unavailable {
+            source_name: source_name.to_owned(),
+            reason: reason.clone(),
+        }),
+        AdapterError::Setup { message, .. } => Rescued::Refused(ApiError::Misconfigured {
+            source_name: source_name.to_owned(),
+            detail: message.clone(),
+        }),
+        _ => Rescued::Failed(tool_error(err, tool)),
+    }
+}
+
+/// The retry table (DESIGN.md §3): every upstream failure after the call was sent becomes a
+/// `ToolError`.
 ///
 /// | failure | can_retry | extra |
 /// |---|---|---|
 /// | upstream 408/429/502/503/504, timeout, connection lost, unreachable, child exited | true | `retry_after_ms` from `Retry-After` |
 /// | upstream 400/404/409/422, MCP invalid params, input that cannot be encoded | true | upstream's explanation in `additional_prompt_content` |
 /// | upstream 401/403 | false | message names the credentials the tool uses |
-/// | anything else (MCP `isError`, 5xx, protocol errors, oversized response) | false | |
+/// | anything else (MCP `isError`, 5xx, protocol errors, oversized or malformed answer) | false | |
+///
+/// `developer_message` is the failure's own description, never its cause chain (which may
+/// quote library internals); the chain goes to the log. Failures before the call
+/// (`Unavailable`, `Setup`) never reach this table: [`rescue`] refuses them.
 pub fn tool_error(err: &AdapterError, tool: &ToolDefinition) -> ToolError {
-    let developer_message = Some(cause_chain(err));
     let mut e = ToolError {
-        developer_message,
+        developer_message: Some(err.to_string()),
         ..Default::default()
     };
     match err {
@@ -222,10 +340,6 @@ pub fn tool_error(err: &AdapterError, tool: &ToolDefinition) -> ToolError {
         }
         AdapterError::ConnectionLost { .. } | AdapterError::ChildExited { .. } => {
             e.message = "The connection to the tool was lost during the call.".to_owned();
-            e.can_retry = true;
-        }
-        AdapterError::Unavailable { .. } => {
-            e.message = "The tool is temporarily unavailable.".to_owned();
             e.can_retry = true;
         }
         AdapterError::UpstreamStatus {
@@ -286,7 +400,7 @@ pub fn tool_error(err: &AdapterError, tool: &ToolDefinition) -> ToolError {
         AdapterError::ResponseTooLarge { .. } => {
             e.message = "The tool's answer is too large to return.".to_owned()
         }
-        AdapterError::Protocol { .. } | AdapterError::Setup { .. } => {
+        AdapterError::Protocol { .. } => {
             e.message =
                 "The tool failed because its service answered in an unexpected way.".to_owned();
         }
@@ -308,8 +422,8 @@ fn credential_names(tool: &ToolDefinition) -> String {
     names.join(", ")
 }
 
-/// The error and all its sources, `: `-separated (as rmcp's ErrorChain and ripgrep's `{:#}`).
-/// A source whose text its parent already quoted is not repeated.
+/// The error and all its sources, `: `-separated (as rmcp's ErrorChain and ripgrep's `{:#}`),
+/// for logs only. A source whose text its parent already quoted is not repeated.
 pub fn cause_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut source = err.source();
@@ -382,5 +496,56 @@ mod tests {
         let e = tool_error(&failed, &tool());
         assert!(!e.can_retry);
         assert_eq!(e.message, "no such doorbell");
+    }
+
+    #[test]
+    fn issue_8_configuration_faults_are_refused_as_not_retryable() {
+        let setup = AdapterError::setup("security scheme 'k' names an invalid header 'a b'");
+        let Rescued::Refused(err) = rescue(&setup, &tool(), "pets") else {
+            panic!("a configuration fault is refused before the call");
+        };
+        let ErrorBody::Server(400, body) = err.into_body(false) else {
+            panic!("400");
+        };
+        assert!(body.message.contains("retrying will not help"), "{body:?}");
+        assert!(!body.message.contains("try again"), "{body:?}");
+        assert!(
+            body.developer_message
+                .unwrap()
+                .contains("invalid header 'a b'")
+        );
+    }
+
+    #[test]
+    fn issue_8_unavailable_reasons_stay_in_the_log() {
+        let down = AdapterError::Unavailable {
+            source_name: "srv".to_owned(),
+            reason: "restart failed: cannot start `srv --token hunter2` at /etc/x".to_owned(),
+        };
+        let Rescued::Refused(err) = rescue(&down, &tool(), "srv") else {
+            panic!("refused");
+        };
+        assert!(err.log_detail().unwrap().contains("hunter2"));
+        let ErrorBody::Server(_, body) = err.into_body(false) else {
+            panic!("400");
+        };
+        let text = serde_json::to_string(&body).unwrap();
+        assert!(
+            !text.contains("hunter2") && !text.contains("/etc/x"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn issue_8_long_ids_are_not_echoed_in_full() {
+        let id = "A".repeat(100_000);
+        let ErrorBody::Server(_, body) = ApiError::UnknownTool {
+            id,
+            suggestion: None,
+        }
+        .into_body(false) else {
+            panic!("400");
+        };
+        assert!(body.message.len() < 300, "{}", body.message.len());
     }
 }

@@ -10,7 +10,7 @@ use futures::stream::FuturesUnordered;
 use otc_adapters::{Adapter, AdapterError};
 use otc_mappings::Diagnostic;
 
-use crate::registry::{Catalog, SharedCatalog, SourceTools};
+use crate::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
 use crate::sources::Source;
 
 /// What listing one source gave.
@@ -47,7 +47,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Builds, lists and compiles every source concurrently, calling `on_progress` as each one is
 /// ready or has failed, and every few seconds while some are still loading (a large document, a
-/// slow MCP server). Failed sources are reported and left out.
+/// slow MCP server). Failed sources are reported, left out of the tools, and listed as failed.
 pub async fn start_sources(
     sources: &[Source],
     mut on_progress: impl FnMut(Progress<'_>),
@@ -139,7 +139,17 @@ pub async fn start_sources(
         .iter()
         .map(|s| Arc::clone(&s.adapter))
         .collect();
-    let catalog = Catalog::new(compiled_sources);
+    // A source that failed stays visible: `/health` lists it as failed (and answers 503).
+    let failed = reports
+        .iter()
+        .filter_map(|r| {
+            r.error.as_ref().map(|reason| FailedSource {
+                name: r.name.clone(),
+                reason: reason.clone(),
+            })
+        })
+        .collect();
+    let catalog = Catalog::new(compiled_sources).with_failed(failed);
     for duplicate in &catalog.duplicates {
         tracing::warn!(diagnostic = %duplicate, "Duplicate tool id.");
     }
@@ -211,8 +221,7 @@ pub fn spawn_refreshers(catalog: &SharedCatalog) {
                             &mut diagnostics,
                         );
                         let count = replacement.entries.len();
-                        let next = catalog.current().with_source(&replacement);
-                        catalog.swap(next);
+                        catalog.update(|current| current.with_source(&replacement));
                         tracing::info!(source = %adapter.name(), tools = count, "Tool list changed; catalog refreshed.");
                     }
                     Err(err) => {

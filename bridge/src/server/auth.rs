@@ -13,8 +13,14 @@ use axum::response::Response;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use subtle::ConstantTimeEq;
 
-use super::{AppState, negotiate_list};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::{AppState, extract};
 use crate::rescue::ApiError;
+
+/// HS256 keys shorter than this are weak (RFC 7518 §3.2: at least the hash size, 256 bits).
+const MIN_HS256_SECRET_BYTES: usize = 32;
 
 /// The API-key headers of the three dialects (RFC, OTC docs, OXP docs).
 pub const API_KEY_HEADERS: [&str; 3] = ["x-api-key", "otc-api-key", "oxp-api-key"];
@@ -35,16 +41,27 @@ impl fmt::Debug for Authenticator {
 }
 
 impl Authenticator {
-    /// An authenticator accepting HS256 JWTs signed with `secret` (and `exp` required; `aud`
-    /// checked against `audience` when given) and/or any of `api_keys`.
+    /// An authenticator accepting HS256 JWTs signed with `secret` and/or any of `api_keys`.
+    ///
+    /// Tokens must carry `exp`; `nbf` is honoured; with an `audience`, `aud` is required and
+    /// must name one of them; a token with a `crit` header is refused (we implement no
+    /// extension, and RFC 7515 §4.1.11 says unknown critical ones must be rejected).
     pub fn new(jwt_secret: Option<&[u8]>, audience: &[String], api_keys: Vec<String>) -> Self {
         let jwt = jwt_secret.map(|secret| {
+            if secret.len() < MIN_HS256_SECRET_BYTES {
+                tracing::warn!(
+                    bytes = secret.len(),
+                    "The JWT secret is shorter than {MIN_HS256_SECRET_BYTES} bytes; HS256 tokens signed with it can be brute-forced. Use a longer random secret."
+                );
+            }
             let mut validation = Validation::new(Algorithm::HS256);
-            validation.set_required_spec_claims(&["exp"]);
             validation.leeway = 5;
+            validation.validate_nbf = true;
             if audience.is_empty() {
+                validation.set_required_spec_claims(&["exp"]);
                 validation.validate_aud = false;
             } else {
+                validation.set_required_spec_claims(&["exp", "aud"]);
                 validation.set_audience(audience);
             }
             (DecodingKey::from_secret(secret), validation)
@@ -76,14 +93,16 @@ impl Authenticator {
         let bearer = headers
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            });
+            .and_then(|v| v.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
         match (&self.jwt, bearer) {
-            (Some((key, validation)), Some(token)) => jsonwebtoken::decode::<serde_json::Value>(token.trim(), key, validation)
-                .map(|_| ())
-                .map_err(|err| format!("the bearer token is not valid: {err}")),
+            (Some((key, validation)), Some(token)) => {
+                refuse_critical(token)?;
+                jsonwebtoken::decode::<serde_json::Value>(token, key, validation)
+                    .map(|_| ())
+                    .map_err(|err| format!("the bearer token is not valid: {err}"))
+            }
             (Some(_), None) if self.api_keys.is_empty() => Err("missing 'Authorization: Bearer <JWT>' header".to_owned()),
             (None, Some(_)) | (Some(_), None) | (None, None) => {
                 Err("missing credentials: send 'Authorization: Bearer <JWT>' or an API key header (X-API-Key, OTC-API-Key or OXP-API-Key)".to_owned())
@@ -92,15 +111,30 @@ impl Authenticator {
     }
 }
 
+/// Refuses a token whose header has `crit`: jsonwebtoken ignores header fields it does not know.
+fn refuse_critical(token: &str) -> Result<(), String> {
+    let header = token.split('.').next().unwrap_or_default();
+    let header: serde_json::Map<String, serde_json::Value> = URL_SAFE_NO_PAD
+        .decode(header)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| {
+            "the bearer token is not valid: its header is not base64url JSON".to_owned()
+        })?;
+    if header.contains_key("crit") {
+        return Err("the bearer token is not valid: it names critical header extensions ('crit') this server does not implement".to_owned());
+    }
+    Ok(())
+}
+
 /// Middleware: rejects unauthenticated requests with 401 and a `ServerErrorResponse`.
 pub async fn require(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if let Some(auth) = state.auth()
         && let Err(reason) = auth.check(request.headers())
     {
-        tracing::info!(path = %request.uri().path(), reason = %reason, "Request refused: not authenticated.");
         let default = state.settings().default_dialect;
-        let reply =
-            negotiate_list(request.headers(), None, default).unwrap_or_else(|(reply, _)| reply);
+        let reply = extract::list_reply(request.headers(), None, default)
+            .unwrap_or_else(|rejection| rejection.reply);
         return reply.error(ApiError::Unauthorized(reason));
     }
     next.run(request).await

@@ -1,24 +1,39 @@
-//! The OTC HTTP server (axum): `GET /health`, `GET /tools`, `POST /tools/call` and its alias
+//! The OTC HTTP edge (axum): `GET /health`, `GET /tools`, `POST /tools/call` and its alias
 //! `POST /call`, in every dialect of DESIGN.md §2.
+//!
+//! What happens to a request, outside in:
+//!
+//! 1. [`log`]: one span and one log line per request, whatever the outcome;
+//! 2. [`guard`]: cross-site `Origin`s and (on loopback) foreign `Host`s are refused, so a web page
+//!    cannot drive the bridge (CSRF, DNS rebinding); allowed origins get CORS headers;
+//! 3. [`auth`]: server authentication on every route but `/health`;
+//! 4. [`extract`]: the body is read once under the limit, the dialect detected once, the
+//!    envelope parsed; a failure is a typed [`Rejection`] rendered in the caller's dialect;
+//! 5. the handlers in `routes`, where `call_tool` hands the parsed call to [`crate::call`].
+//!
+//! Errors become wire shapes in [`crate::rescue`] only; [`reply`] writes them in the dialect.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::HeaderMap;
 use axum::routing::{get, post};
-use otc_mappings::otc::{Dialect, OXP_VERSION_HEADER};
-use serde_json::Value;
+use otc_mappings::otc::Dialect;
 
 use crate::registry::SharedCatalog;
-use crate::rescue::ApiError;
 
 pub mod auth;
+mod extract;
+pub mod guard;
+mod log;
+mod numbers;
 mod reply;
 mod routes;
 
 pub use auth::Authenticator;
+pub use extract::{CallEnvelope, ListEnvelope, Rejection};
 pub use reply::Reply;
 
 /// Server settings that do not change while serving.
@@ -28,8 +43,18 @@ pub struct ServerSettings {
     pub default_dialect: Dialect,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
-    /// How long one call may take before it fails with a retryable timeout.
+    /// How long one call may take before it fails with a retryable timeout (a source's
+    /// `timeout_secs` overrides it).
     pub call_timeout: Duration,
+    /// The address the server is bound to, once known. On a loopback address only `Host`
+    /// values that name the bridge are accepted (DNS rebinding).
+    pub listen: Option<SocketAddr>,
+    /// Web origins allowed to call the bridge from a browser (`--allow-origin`), e.g.
+    /// `https://app.example.com`. Other cross-site origins are refused.
+    pub allowed_origins: Vec<String>,
+    /// Further `Host` names accepted on loopback (`--allow-host`), e.g. a reverse proxy's
+    /// public name.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for ServerSettings {
@@ -38,6 +63,9 @@ impl Default for ServerSettings {
             default_dialect: Dialect::Otc,
             max_body_bytes: 1024 * 1024,
             call_timeout: Duration::from_secs(60),
+            listen: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -51,6 +79,7 @@ struct Inner {
     catalog: SharedCatalog,
     settings: ServerSettings,
     auth: Option<Authenticator>,
+    guard: guard::Guard,
 }
 
 impl AppState {
@@ -60,10 +89,12 @@ impl AppState {
         settings: ServerSettings,
         auth: Option<Authenticator>,
     ) -> Self {
+        let guard = guard::Guard::new(&settings);
         Self(Arc::new(Inner {
             catalog,
             settings,
             auth,
+            guard,
         }))
     }
 
@@ -81,6 +112,10 @@ impl AppState {
     pub fn auth(&self) -> Option<&Authenticator> {
         self.0.auth.as_ref()
     }
+
+    fn guard(&self) -> &guard::Guard {
+        &self.0.guard
+    }
 }
 
 /// The router. Authentication guards every route but `/health`.
@@ -97,33 +132,14 @@ pub fn app(state: AppState) -> Router {
         .route("/health", get(routes::health))
         .merge(guarded)
         .fallback(routes::not_found)
-        // The body limit is enforced by the handlers, which answer with the standard's 400 shape
-        // instead of axum's plain-text 413.
+        // The body limit is enforced by the extractors, which answer with the standard's 400
+        // shape instead of axum's plain-text 413.
         .layer(DefaultBodyLimit::disable())
+        .layer(guard::cors(&state.settings().allowed_origins))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::check,
+        ))
+        .layer(axum::middleware::from_fn(log::request))
         .with_state(state)
-}
-
-/// The dialect of a request without a call body: `OXP-Version` header, else a `$schema` in an
-/// optional JSON body, else the server's default.
-pub fn negotiate_list(
-    headers: &HeaderMap,
-    body: Option<&Value>,
-    default: Dialect,
-) -> Result<Reply, (Reply, ApiError)> {
-    if let Some(version) = headers.get(OXP_VERSION_HEADER) {
-        let value = version.to_str().unwrap_or_default();
-        return Dialect::from_oxp_version(value)
-            .map(Reply::new)
-            .map_err(|e| (Reply::new(Dialect::OxpFlat), e.into()));
-    }
-    match body.and_then(|b| b.get("$schema")) {
-        Some(Value::String(schema)) => Dialect::from_schema(schema)
-            .map(|d| Reply::echoing(d, Some(schema)))
-            .map_err(|e| (Reply::new(default), e.into())),
-        Some(_) => Err((
-            Reply::new(default),
-            ApiError::MalformedBody("'$schema' must be a string".to_owned()),
-        )),
-        None => Ok(Reply::new(default)),
-    }
 }

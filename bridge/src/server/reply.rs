@@ -6,9 +6,11 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
-use otc_mappings::otc::{CallToolResponse, Dialect, OXP_VERSION, OXP_VERSION_HEADER, Wrapped};
+use otc_mappings::otc::{Dialect, OXP_VERSION, OXP_VERSION_HEADER, Wrapped};
 use serde::Serialize;
 
+use super::log::LogNote;
+use crate::call::Answer;
 use crate::rescue::{ApiError, ErrorBody};
 
 /// The dialect of one exchange and the `$schema` to answer with.
@@ -41,9 +43,10 @@ impl Reply {
         }
     }
 
-    /// 200 with a call result.
-    pub fn call_result(&self, result: &CallToolResponse) -> Response {
-        match (&self.schema, self.dialect.is_wrapped()) {
+    /// 200 with a call's answer (a value, or a tool error with its cause noted for the log).
+    pub fn answer(&self, answer: Answer) -> Response {
+        let result = &answer.response;
+        let mut response = match (&self.schema, self.dialect.is_wrapped()) {
             (Some(schema), true) => self.json(
                 StatusCode::OK,
                 &Wrapped {
@@ -53,10 +56,17 @@ impl Reply {
                 },
             ),
             _ => self.json(StatusCode::OK, result),
+        };
+        if let Some(failure) = answer.failure {
+            response
+                .extensions_mut()
+                .insert(LogNote::tool_failed(failure));
         }
+        response
     }
 
-    /// The response for an error before the call.
+    /// The response for a refusal before the call: the status, headers and body the error
+    /// carries, in this dialect; what the client is not told is noted for the log.
     pub fn error(&self, err: ApiError) -> Response {
         let with_challenges = matches!(self.dialect, Dialect::OxpMain | Dialect::OxpFlat);
         let schema = if self.dialect.is_wrapped() {
@@ -64,23 +74,22 @@ impl Reply {
         } else {
             None
         };
-        match err.into_body(with_challenges) {
-            ErrorBody::Server(status, mut body) => {
+        let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST);
+        let headers = err.headers();
+        let note = LogNote::refused(err.log_detail());
+        let mut response = match err.into_body(with_challenges) {
+            ErrorBody::Server(_, mut body) => {
                 body.schema = schema;
-                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
-                let mut response = self.json(status, &body);
-                if status == StatusCode::UNAUTHORIZED {
-                    response
-                        .headers_mut()
-                        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                }
-                response
+                self.json(status, &body)
             }
             ErrorBody::Validation(mut body) => {
                 body.schema = schema;
-                self.json(StatusCode::UNPROCESSABLE_ENTITY, &body)
+                self.json(status, &body)
             }
-        }
+        };
+        response.headers_mut().extend(headers);
+        response.extensions_mut().insert(note);
+        response
     }
 
     /// 200 with pre-serialised bytes (the tool list).

@@ -42,6 +42,7 @@ async fn status(b: &TestBridge, path: &str, headers: &[(&str, String)]) -> (u16,
     let mut req = if path == "/tools/call" {
         client
             .post(b.at(path))
+            .header("content-type", "application/json")
             .body(r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":1,"b":2}}}"#)
     } else {
         client.get(b.at(path))

@@ -626,6 +626,7 @@ async fn graceful_shutdown_lets_in_flight_calls_finish() {
     let in_flight = tokio::spawn(async move {
         reqwest::Client::new()
             .post(url)
+            .header("content-type", "application/json")
             .body(r#"{"request":{"tool_id":"Slow.Op"}}"#)
             .send()
             .await

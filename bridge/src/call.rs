@@ -1,0 +1,160 @@
+//! One call, from a parsed request to its outcome: resolve → requirements → validate → forward →
+//! rescue (DESIGN.md §1, "A call, end to end").
+//!
+//! Every edge that calls tools goes through [`call`]: the OTC HTTP endpoint today, the MCP
+//! endpoint next (DESIGN.md §8), so there is one validator, one forwarding path and one error
+//! table. The edge parses its own envelope and renders the outcome in its own shape; everything
+//! in between is here.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use otc_mappings::otc::{CallOutcome, CallToolRequest, CallToolResponse, ToolId};
+use serde_json::{Map, Value};
+
+use otc_adapters::SourceState;
+
+use crate::registry::{Catalog, Resolution};
+use crate::rescue::{self, ApiError, Rescued};
+use crate::{requirements, validate};
+
+/// A call request as an edge parsed it.
+#[derive(Debug, Default)]
+pub struct Call {
+    /// The request.
+    pub request: CallToolRequest,
+    /// Input errors the edge found while parsing, before the parse lost information (numbers
+    /// that cannot be represented exactly), keyed by top-level parameter. Reported with the
+    /// validator's errors, after the tool is resolved.
+    pub input_errors: IndexMap<String, Value>,
+}
+
+/// A call that reached its tool (or was answered as if it had).
+#[derive(Debug)]
+pub struct Answer {
+    /// The response body: the value, or `success: false` with a `ToolError`.
+    pub response: CallToolResponse,
+    /// When the tool failed: the whole cause chain, for the log only.
+    pub failure: Option<String>,
+}
+
+/// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream;
+/// `Ok` is a response to send as it is, success or tool error. `default_timeout` applies when
+/// the tool's source sets none.
+pub async fn call(
+    catalog: &Catalog,
+    default_timeout: Duration,
+    call: Call,
+) -> Result<Answer, ApiError> {
+    let started = Instant::now();
+    let Call {
+        request,
+        input_errors,
+    } = call;
+    if request.tool_id.is_empty() {
+        return Err(ApiError::MissingToolId);
+    }
+    let id: ToolId = request.tool_id.parse()?;
+    // The id without its `@…`: lookup takes a slice of the request and allocates nothing.
+    let name = request.tool_id.split('@').next().unwrap_or_default();
+    let entry = match catalog.resolve(name, id.version) {
+        Resolution::Found(entry) => entry,
+        Resolution::UnknownTool { suggestion } => {
+            return Err(ApiError::UnknownTool {
+                id: request.tool_id,
+                suggestion: suggestion.map(str::to_owned),
+            });
+        }
+        Resolution::UnknownVersion { available } => {
+            return Err(ApiError::UnknownVersion {
+                id: request.tool_id,
+                available,
+            });
+        }
+    };
+    let definition = entry.definition();
+    requirements::check(
+        &request.tool_id,
+        definition.requirements.as_ref(),
+        request.context.as_ref(),
+    )?;
+    let input = match request.input {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(input @ Value::Object(_)) => input,
+        Some(_) => {
+            let mut errors = IndexMap::new();
+            errors.insert(
+                "input".to_owned(),
+                Value::String("must be a JSON object of named parameters".to_owned()),
+            );
+            return Err(ApiError::InvalidInput {
+                parameter_errors: errors,
+            });
+        }
+    };
+    let mut parameter_errors = input_errors;
+    if let Err(errors) = validate::check(&entry.validator, &input) {
+        for (name, message) in errors {
+            parameter_errors.entry(name).or_insert(message);
+        }
+    }
+    if !parameter_errors.is_empty() {
+        return Err(ApiError::InvalidInput { parameter_errors });
+    }
+    let source_name = entry.adapter.name();
+    let state = entry.adapter.state();
+    if !state.is_ready() {
+        return Err(ApiError::Unavailable {
+            source_name: source_name.to_owned(),
+            reason: describe(&state),
+        });
+    }
+
+    let call_id = request
+        .call_id
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    tracing::Span::current().record("call_id", tracing::field::debug(&call_id));
+    // Always an object here (checked above); the match only moves the map out.
+    let input = match input {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let tool_call = otc_adapters::ToolCall {
+        tool: Arc::clone(&entry.tool),
+        input,
+        context: request.context.unwrap_or_default(),
+        call_id: call_id.clone(),
+        trace_id: request.trace_id,
+    };
+    let result = entry
+        .policy
+        .forward(default_timeout, entry.adapter.call(tool_call))
+        .await;
+    let (outcome, failure) = match result {
+        Ok(value) => (CallOutcome::Value(Some(value)), None),
+        Err(err) => match rescue::rescue(&err, definition, source_name) {
+            Rescued::Refused(refusal) => return Err(refusal),
+            Rescued::Failed(error) => (CallOutcome::Error(error), Some(rescue::cause_chain(&err))),
+        },
+    };
+    let duration = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(Answer {
+        response: CallToolResponse {
+            call_id,
+            duration: Some((duration * 1000.0).round() / 1000.0),
+            outcome,
+        },
+        failure,
+    })
+}
+
+/// A source's state in words, for the log.
+fn describe(state: &SourceState) -> String {
+    match state {
+        SourceState::Starting => "starting".to_owned(),
+        SourceState::Ready => "ready".to_owned(),
+        SourceState::Restarting { reason } => format!("restarting: {reason}"),
+        SourceState::Failed { reason } => format!("failed: {reason}"),
+    }
+}
