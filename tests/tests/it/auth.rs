@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use otc_bridge::{Authenticator, ServerSettings};
 use otc_tests::bridge::TestBridge;
@@ -157,4 +159,51 @@ async fn without_auth_an_authorization_header_is_ignored() {
     )];
     assert_eq!(status(&b, "/tools", &headers).await.0, 200);
     assert_eq!(status(&b, "/tools/call", &headers).await.0, 200);
+}
+
+#[tokio::test]
+async fn issue_8_jwt_requires_aud_honours_nbf_and_refuses_crit() {
+    let auth = Authenticator::new(Some(SECRET), &["my-client".to_owned()], vec![]);
+    let b = start(Some(auth)).await;
+    let bearer = |scheme: &str, t: &str| vec![("authorization", format!("{scheme} {t}"))];
+    let good = token(&json!({"exp": now() + 600, "aud": "my-client"}), SECRET);
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        assert_eq!(
+            status(&b, "/tools", &bearer(scheme, &good)).await.0,
+            200,
+            "{scheme}"
+        );
+    }
+    let no_aud = token(&json!({"exp": now() + 600}), SECRET);
+    assert_eq!(
+        status(&b, "/tools", &bearer("Bearer", &no_aud)).await.0,
+        401,
+        "aud is required when configured"
+    );
+    let not_yet = token(
+        &json!({"exp": now() + 600, "nbf": now() + 3600, "aud": "my-client"}),
+        SECRET,
+    );
+    assert_eq!(
+        status(&b, "/tools", &bearer("Bearer", &not_yet)).await.0,
+        401,
+        "nbf in the future"
+    );
+    // jsonwebtoken cannot write `crit`: the token is put together by hand, validly signed.
+    let part = |v: Value| URL_SAFE_NO_PAD.encode(v.to_string());
+    let signed = format!(
+        "{}.{}",
+        part(json!({"alg": "HS256", "typ": "JWT", "crit": ["exp-ext"], "exp-ext": true})),
+        part(json!({"exp": now() + 600, "aud": "my-client"}))
+    );
+    let signature = jsonwebtoken::crypto::sign(
+        signed.as_bytes(),
+        &EncodingKey::from_secret(SECRET),
+        Algorithm::HS256,
+    )
+    .unwrap();
+    let critical = format!("{signed}.{signature}");
+    let (code, body) = status(&b, "/tools", &bearer("Bearer", &critical)).await;
+    assert_eq!(code, 401, "crit: {body}");
+    assert!(body["developer_message"].as_str().unwrap().contains("crit"));
 }
