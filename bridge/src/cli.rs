@@ -331,4 +331,46 @@ mod tests {
             .contains("twice")
         );
     }
+
+    /// Every serving flag reaches the library's `Overrides`, sources in command-line order.
+    #[test]
+    fn issue_8_serve_flags_become_overrides() {
+        let args = [
+            "otc-bridge",
+            "--listen",
+            "127.0.0.1:9",
+            "--dialect",
+            "oxp",
+            "--log-level",
+            "debug",
+            "--jwt-secret-env",
+            "S",
+            "--jwt-audience",
+            "a",
+            "--api-keys-env",
+            "K",
+            "--max-body-bytes",
+            "5",
+            "--call-timeout-secs",
+            "7",
+            "--allow-partial",
+            "--mcp",
+            "srv",
+            "--openapi",
+            "a.yaml",
+        ];
+        let matches = Cli::command().try_get_matches_from(args).unwrap();
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        let o = cli.serve.overrides(&matches).unwrap();
+        assert_eq!(o.listen, Some("127.0.0.1:9".parse().unwrap()));
+        assert_eq!(o.dialect, Some(DialectName::Oxp));
+        assert_eq!(o.log_filter.as_deref(), Some("debug"));
+        assert_eq!(o.jwt_secret_env.as_deref(), Some("S"));
+        assert_eq!(o.jwt_audience, ["a"]);
+        assert_eq!(o.api_keys_env.as_deref(), Some("K"));
+        assert_eq!((o.max_body_bytes, o.call_timeout_secs), (Some(5), Some(7)));
+        assert!(o.allow_partial);
+        let kinds: Vec<SourceKind> = o.sources.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [SourceKind::McpStdio, SourceKind::OpenApi]);
+    }
 }
