@@ -1,29 +1,33 @@
 //! Command-line flags (clap). Source flags are positional in one respect: `--toolkit`,
 //! `--tool-version` and `--base-url` apply to the source flag (`--openapi`, `--mcp`,
 //! `--mcp-url`, `--mcp-sse`) that precedes them, so they are read from clap's argument indices.
+//!
+//! These types are the binary's: the library receives the flags as plain
+//! [`otc_bridge::config::Overrides`], so its API does not follow the command line's shape.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, Parser, Subcommand};
 
-use crate::config::DialectName;
+use otc_bridge::config::{DialectName, Overrides};
+use otc_bridge::sources::{SourceFlag, SourceKind};
 
 /// Serve MCP servers and OpenAPI services as an Open Tool Calling (OTC) tool server.
 #[derive(Debug, Parser)]
 #[command(name = "otc-bridge", version, about, long_about = None, args_conflicts_with_subcommands = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do; without a command, serve.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
     /// Serving options.
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Print the translated tool definitions (the `GET /tools` body) to stdout, diagnostics to stderr.
     Tools(InspectArgs),
     /// Print a conversion report; exit non-zero when any operation or tool was skipped.
@@ -39,145 +43,165 @@ pub enum Command {
     DemoMcpServer,
 }
 
+/// The dialect names of `--dialect` (clap's side of [`DialectName`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum DialectArg {
+    /// OTC 1.0 (`otc://1.0`, list key `tools`).
+    Otc,
+    /// OXP 1.0 (`urn:oxp:1.0`, list key `items`) — what the `oxp` Python SDK speaks.
+    Oxp,
+}
+
+impl From<DialectArg> for DialectName {
+    fn from(arg: DialectArg) -> Self {
+        match arg {
+            DialectArg::Otc => Self::Otc,
+            DialectArg::Oxp => Self::Oxp,
+        }
+    }
+}
+
 /// Options of `export`.
 #[derive(Debug, Clone, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Where to write: a file (one `GET /tools` body), or with --split a directory (one file per
     /// toolkit, `<Toolkit>.json`).
     #[arg(long, value_name = "PATH")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// One file per toolkit instead of one document.
     #[arg(long)]
-    pub split: bool,
+    pub(crate) split: bool,
     /// Inspection options (sources, config, dialect).
     #[command(flatten)]
-    pub inspect: InspectArgs,
+    pub(crate) inspect: InspectArgs,
 }
 
 /// Options of `demo`.
 #[derive(Debug, Clone, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Address the bridge listens on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// Dialect of responses when a request carries no signal [default: otc].
     #[arg(long, value_enum)]
-    pub dialect: Option<DialectName>,
+    pub(crate) dialect: Option<DialectArg>,
 }
 
 /// Options of the server.
 #[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8080].
     #[arg(long, value_name = "ADDR")]
-    pub listen: Option<SocketAddr>,
+    pub(crate) listen: Option<SocketAddr>,
     /// Dialect of responses when a request carries no signal [default: otc].
     #[arg(long, value_enum)]
-    pub dialect: Option<DialectName>,
+    pub(crate) dialect: Option<DialectArg>,
     /// YAML configuration file.
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Log filter (error, warn, info, debug, trace, or a tracing directive) [default: info].
     #[arg(long, value_name = "FILTER")]
-    pub log_level: Option<String>,
+    pub(crate) log_level: Option<String>,
     /// Require HS256 JWT bearer tokens signed with the secret in this environment variable.
     #[arg(long, value_name = "VAR")]
-    pub jwt_secret_env: Option<String>,
+    pub(crate) jwt_secret_env: Option<String>,
     /// Accepted JWT audience (repeatable); tokens must carry one of them.
     #[arg(long, value_name = "AUD")]
-    pub jwt_audience: Vec<String>,
+    pub(crate) jwt_audience: Vec<String>,
     /// Accept API keys listed (comma-separated) in this environment variable.
     #[arg(long, value_name = "VAR")]
-    pub api_keys_env: Option<String>,
+    pub(crate) api_keys_env: Option<String>,
     /// Accept API keys listed (one per line) in this file.
     #[arg(long, value_name = "FILE")]
-    pub api_keys_file: Option<PathBuf>,
+    pub(crate) api_keys_file: Option<PathBuf>,
     /// Largest request body in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES")]
-    pub max_body_bytes: Option<usize>,
+    pub(crate) max_body_bytes: Option<usize>,
     /// Per-call timeout in seconds [default: 60].
     #[arg(long, value_name = "SECS")]
-    pub call_timeout_secs: Option<u64>,
+    pub(crate) call_timeout_secs: Option<u64>,
     /// Serve the sources that started even when others failed (by default the bridge refuses
     /// to start half-configured).
     #[arg(long)]
-    pub allow_partial: bool,
+    pub(crate) allow_partial: bool,
     /// Sources.
     #[command(flatten)]
-    pub sources: SourceArgs,
+    pub(crate) sources: SourceArgs,
+}
+
+impl ServeArgs {
+    /// The flags as the library's [`Overrides`]; `matches` gives the source flags' order.
+    pub(crate) fn overrides(self, matches: &ArgMatches) -> Result<Overrides, String> {
+        Ok(Overrides {
+            listen: self.listen,
+            dialect: self.dialect.map(Into::into),
+            log_filter: self.log_level,
+            jwt_secret_env: self.jwt_secret_env,
+            jwt_audience: self.jwt_audience,
+            api_keys_env: self.api_keys_env,
+            api_keys_file: self.api_keys_file,
+            max_body_bytes: self.max_body_bytes,
+            call_timeout_secs: self.call_timeout_secs,
+            allow_partial: self.allow_partial,
+            sources: source_flags(matches)?,
+        })
+    }
 }
 
 /// Options of `tools` and `check`.
 #[derive(Debug, Clone, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// YAML configuration file (its sources are used).
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Dialect to print definitions in [default: otc].
     #[arg(long, value_enum)]
-    pub dialect: Option<DialectName>,
+    pub(crate) dialect: Option<DialectArg>,
     /// Sources.
     #[command(flatten)]
-    pub sources: SourceArgs,
+    pub(crate) sources: SourceArgs,
+}
+
+impl InspectArgs {
+    /// The flags as the library's [`Overrides`] (sources and dialect only).
+    pub(crate) fn overrides(&self, matches: &ArgMatches) -> Result<Overrides, String> {
+        Ok(Overrides {
+            dialect: self.dialect.map(Into::into),
+            sources: source_flags(matches)?,
+            ..Overrides::default()
+        })
+    }
 }
 
 /// Source flags (repeatable, any mix).
 #[derive(Debug, Clone, Default, Args)]
-pub struct SourceArgs {
+pub(crate) struct SourceArgs {
     /// An OpenAPI document (Swagger 2.0, OpenAPI 3.0/3.1; JSON or YAML; file path or http(s) URL).
     #[arg(long, value_name = "PATH_OR_URL")]
-    pub openapi: Vec<String>,
+    pub(crate) openapi: Vec<String>,
     /// An MCP server to spawn over stdio, as a command line: "npx -y some-server --flag".
     #[arg(long, value_name = "COMMAND")]
-    pub mcp: Vec<String>,
+    pub(crate) mcp: Vec<String>,
     /// An MCP server over streamable HTTP.
     #[arg(long, value_name = "URL")]
-    pub mcp_url: Vec<String>,
+    pub(crate) mcp_url: Vec<String>,
     /// An MCP server over the legacy HTTP+SSE transport.
     #[arg(long, value_name = "URL")]
-    pub mcp_sse: Vec<String>,
+    pub(crate) mcp_sse: Vec<String>,
     /// Base URL of the preceding --openapi source (overrides the document's servers).
     #[arg(long, value_name = "URL")]
-    pub base_url: Vec<String>,
+    pub(crate) base_url: Vec<String>,
     /// Toolkit name of the preceding source.
     #[arg(long, value_name = "NAME")]
-    pub toolkit: Vec<String>,
+    pub(crate) toolkit: Vec<String>,
     /// Version (x.y.z) of the preceding source's tools.
     #[arg(long, value_name = "X.Y.Z")]
-    pub tool_version: Vec<String>,
-}
-
-/// One source named on the command line, with the modifiers that followed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceFlag {
-    /// What kind of source.
-    pub kind: SourceKind,
-    /// The path, URL or command.
-    pub target: String,
-    /// `--base-url` (OpenAPI only).
-    pub base_url: Option<String>,
-    /// `--toolkit`.
-    pub toolkit: Option<String>,
-    /// `--tool-version`.
-    pub version: Option<String>,
-}
-
-/// The kinds of source flag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// `--openapi`.
-    OpenApi,
-    /// `--mcp`.
-    McpStdio,
-    /// `--mcp-url`.
-    McpHttp,
-    /// `--mcp-sse`.
-    McpSse,
+    pub(crate) tool_version: Vec<String>,
 }
 
 /// Reads the source flags of `matches` in command-line order, attaching each modifier to the
 /// source before it.
-pub fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, String> {
+pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, String> {
     let mut events: Vec<(usize, &str, String)> = Vec::new();
     for id in [
         "openapi",
@@ -306,5 +330,47 @@ mod tests {
             .unwrap_err()
             .contains("twice")
         );
+    }
+
+    /// Every serving flag reaches the library's `Overrides`, sources in command-line order.
+    #[test]
+    fn issue_8_serve_flags_become_overrides() {
+        let args = [
+            "otc-bridge",
+            "--listen",
+            "127.0.0.1:9",
+            "--dialect",
+            "oxp",
+            "--log-level",
+            "debug",
+            "--jwt-secret-env",
+            "S",
+            "--jwt-audience",
+            "a",
+            "--api-keys-env",
+            "K",
+            "--max-body-bytes",
+            "5",
+            "--call-timeout-secs",
+            "7",
+            "--allow-partial",
+            "--mcp",
+            "srv",
+            "--openapi",
+            "a.yaml",
+        ];
+        let matches = Cli::command().try_get_matches_from(args).unwrap();
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        let o = cli.serve.overrides(&matches).unwrap();
+        assert_eq!(o.listen, Some("127.0.0.1:9".parse().unwrap()));
+        assert_eq!(o.dialect, Some(DialectName::Oxp));
+        assert_eq!(o.log_filter.as_deref(), Some("debug"));
+        assert_eq!(o.jwt_secret_env.as_deref(), Some("S"));
+        assert_eq!(o.jwt_audience, ["a"]);
+        assert_eq!(o.api_keys_env.as_deref(), Some("K"));
+        assert_eq!((o.max_body_bytes, o.call_timeout_secs), (Some(5), Some(7)));
+        assert!(o.allow_partial);
+        let kinds: Vec<SourceKind> = o.sources.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [SourceKind::McpStdio, SourceKind::OpenApi]);
     }
 }

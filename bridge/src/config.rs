@@ -1,9 +1,15 @@
-//! Configuration: the YAML file (`--config`) and the flags, combined into one validated
-//! [`Settings`] (STYLE.md §2.4: closed structs, `deny_unknown_fields`, errors that name the key
-//! and line; secrets referenced by environment variable name, never written in the file).
+//! Configuration: the YAML file (`--config`) and the flags, merged in one typed step,
+//! [`Config::resolve`], into the [`Config`] the binary runs (STYLE.md §2.4: closed structs,
+//! `deny_unknown_fields`, errors that name the key and line; secrets referenced by environment
+//! variable name, never written in the file).
 //!
 //! Flags win over the file for scalar settings; sources from flags are added after the file's.
+//! The flags reach this module as [`Overrides`], a plain struct the binary fills from its clap
+//! types, so the library does not depend on the command line's shape. Resolution reads no
+//! environment variable: it only records, in [`Config::secret_env`], which ones hold secrets.
+//! The values are read when the authenticator and the adapters are built.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +18,16 @@ use otc_mappings::otc::Dialect;
 use serde::Deserialize;
 
 use crate::server::{Authenticator, ServerSettings};
+use crate::sources::{self, Source, SourceFlag};
+
+/// The listen address when neither the file nor a flag gives one.
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::LOCALHOST,
+    8080,
+));
+
+/// The log filter when neither the file nor a flag gives one.
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 
 /// Everything the config file can say.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -35,7 +51,7 @@ pub struct FileConfig {
 }
 
 /// The dialect names accepted in flags and files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DialectName {
     /// OTC 1.0 (`otc://1.0`, list key `tools`).
@@ -50,6 +66,119 @@ impl From<DialectName> for Dialect {
             DialectName::Otc => Self::Otc,
             DialectName::Oxp => Self::OxpMain,
         }
+    }
+}
+
+/// What the command line says, in plain types: each `Some` (or `true`, or non-empty list) wins
+/// over the file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--listen`.
+    pub listen: Option<SocketAddr>,
+    /// `--dialect`.
+    pub dialect: Option<DialectName>,
+    /// `--log-level`.
+    pub log_filter: Option<String>,
+    /// `--jwt-secret-env`: replaces the file's `auth.jwt`.
+    pub jwt_secret_env: Option<String>,
+    /// `--jwt-audience` (repeatable); needs `jwt_secret_env`.
+    pub jwt_audience: Vec<String>,
+    /// `--api-keys-env`: with `api_keys_file`, replaces the file's `auth.api_keys`.
+    pub api_keys_env: Option<String>,
+    /// `--api-keys-file`.
+    pub api_keys_file: Option<PathBuf>,
+    /// `--max-body-bytes`.
+    pub max_body_bytes: Option<usize>,
+    /// `--call-timeout-secs`.
+    pub call_timeout_secs: Option<u64>,
+    /// `--allow-partial` (a flag can only turn it on).
+    pub allow_partial: bool,
+    /// `--openapi`, `--mcp`, `--mcp-url`, `--mcp-sse` with their modifiers, in command-line
+    /// order; served after the file's sources.
+    pub sources: Vec<SourceFlag>,
+}
+
+/// The resolved configuration: file and flags merged and validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The default dialect (also in `settings.default_dialect`).
+    pub dialect: Dialect,
+    /// The log filter.
+    pub log_filter: String,
+    /// Serve the sources that started even when others failed.
+    pub allow_partial: bool,
+    /// Server authentication, merged; [`AuthConfig::build`] reads its secrets.
+    pub auth: AuthConfig,
+    /// The server's settings.
+    pub settings: ServerSettings,
+    /// The sources, the file's first, each with its compiled policy; names unique.
+    pub sources: Vec<Source>,
+    /// The names of every environment variable the configuration reads a secret from
+    /// (`auth.jwt.secret_env`, `auth.api_keys.env`, OpenAPI credentials, MCP header values
+    /// `{env: VAR}`), so they can be kept away from child processes and out of answers.
+    pub secret_env: BTreeSet<String>,
+}
+
+impl Config {
+    /// Merges the file and the flags into one validated configuration. Errors name the key
+    /// (`limits.max_body_bytes`, `sources[2].include`) or the flag.
+    pub fn resolve(file: FileConfig, overrides: Overrides) -> Result<Self, ConfigError> {
+        let FileConfig {
+            listen,
+            dialect,
+            log_level,
+            allow_partial,
+            mut auth,
+            mut limits,
+            sources: entries,
+        } = file;
+        if let Some(secret_env) = overrides.jwt_secret_env {
+            auth.jwt = Some(JwtConfig {
+                secret_env,
+                audience: overrides.jwt_audience,
+            });
+        } else if !overrides.jwt_audience.is_empty() {
+            return Err(ConfigError::Invalid(
+                "--jwt-audience needs --jwt-secret-env".to_owned(),
+            ));
+        }
+        if overrides.api_keys_env.is_some() || overrides.api_keys_file.is_some() {
+            auth.api_keys = Some(ApiKeysConfig {
+                env: overrides.api_keys_env,
+                file: overrides.api_keys_file,
+            });
+        }
+        if let Some(bytes) = overrides.max_body_bytes {
+            limits.max_body_bytes = bytes;
+        }
+        if let Some(secs) = overrides.call_timeout_secs {
+            limits.call_timeout_secs = secs;
+        }
+        let dialect: Dialect = overrides
+            .dialect
+            .or(dialect)
+            .map_or(Dialect::Otc, Into::into);
+        let settings = limits.server_settings(dialect)?;
+        let sources = sources::collect(&entries, &overrides.sources)?;
+        let secret_env = auth
+            .secret_env()
+            .chain(sources.iter().flat_map(Source::secret_env))
+            .collect();
+        Ok(Self {
+            listen: overrides.listen.or(listen).unwrap_or(DEFAULT_LISTEN),
+            dialect,
+            log_filter: overrides
+                .log_filter
+                .or(log_level)
+                .unwrap_or_else(|| DEFAULT_LOG_FILTER.to_owned()),
+            allow_partial: overrides.allow_partial || allow_partial,
+            auth,
+            settings,
+            sources,
+            secret_env,
+        })
     }
 }
 
@@ -162,6 +291,13 @@ pub fn required_env(name: &str, what: &str) -> Result<String, ConfigError> {
 }
 
 impl AuthConfig {
+    /// The environment variables this configuration reads secrets from.
+    pub fn secret_env(&self) -> impl Iterator<Item = String> + '_ {
+        let jwt = self.jwt.iter().map(|j| j.secret_env.clone());
+        let keys = self.api_keys.iter().filter_map(|k| k.env.clone());
+        jwt.chain(keys)
+    }
+
     /// Builds the authenticator; `None` when no method is configured.
     pub fn build(&self) -> Result<Option<Authenticator>, ConfigError> {
         if self.jwt.is_none() && self.api_keys.is_none() {
@@ -235,6 +371,7 @@ impl LimitsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::SourceKind;
 
     #[test]
     fn unknown_keys_are_named_with_their_line() {
@@ -256,5 +393,151 @@ mod tests {
         .unwrap();
         assert_eq!(c.dialect, Some(DialectName::Oxp));
         assert_eq!(c.limits.max_body_bytes, 10);
+    }
+
+    fn file(yaml: &str) -> FileConfig {
+        parse_yaml(yaml).unwrap()
+    }
+
+    fn flag(kind: SourceKind, target: &str) -> SourceFlag {
+        SourceFlag {
+            kind,
+            target: target.to_owned(),
+            base_url: None,
+            toolkit: None,
+            version: None,
+        }
+    }
+
+    #[test]
+    fn issue_8_defaults_without_file_or_flags() {
+        let c = Config::resolve(FileConfig::default(), Overrides::default()).unwrap();
+        assert_eq!(c.listen, DEFAULT_LISTEN);
+        assert_eq!(c.dialect, Dialect::Otc);
+        assert_eq!(c.log_filter, DEFAULT_LOG_FILTER);
+        assert!(!c.allow_partial);
+        assert!(c.auth.jwt.is_none() && c.auth.api_keys.is_none());
+        assert_eq!(c.settings.max_body_bytes, 1024 * 1024);
+        assert_eq!(c.settings.call_timeout, Duration::from_secs(60));
+        assert!(c.sources.is_empty() && c.secret_env.is_empty());
+    }
+
+    #[test]
+    fn issue_8_the_file_applies_when_no_flag_is_given() {
+        let c = Config::resolve(
+            file("listen: 0.0.0.0:9000\ndialect: oxp\nlog_level: debug\nallow_partial: true\nlimits:\n  max_body_bytes: 10\n  call_timeout_secs: 2\n"),
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(c.listen, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!(c.dialect, Dialect::OxpMain);
+        assert_eq!(c.settings.default_dialect, Dialect::OxpMain);
+        assert_eq!(c.log_filter, "debug");
+        assert!(c.allow_partial);
+        assert_eq!(c.settings.max_body_bytes, 10);
+        assert_eq!(c.settings.call_timeout, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn issue_8_flags_win_over_the_file_for_scalars() {
+        let c = Config::resolve(
+            file("listen: 0.0.0.0:9000\ndialect: oxp\nlog_level: debug\nauth:\n  jwt:\n    secret_env: FILE_SECRET\n    audience: [file]\n  api_keys:\n    env: FILE_KEYS\nlimits:\n  max_body_bytes: 10\n  call_timeout_secs: 2\n"),
+            Overrides {
+                listen: Some("127.0.0.1:1".parse().unwrap()),
+                dialect: Some(DialectName::Otc),
+                log_filter: Some("trace".to_owned()),
+                jwt_secret_env: Some("FLAG_SECRET".to_owned()),
+                jwt_audience: vec!["flag".to_owned()],
+                api_keys_file: Some(PathBuf::from("keys.txt")),
+                max_body_bytes: Some(20),
+                call_timeout_secs: Some(3),
+                allow_partial: true,
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.listen, "127.0.0.1:1".parse().unwrap());
+        assert_eq!(c.dialect, Dialect::Otc);
+        assert_eq!(c.log_filter, "trace");
+        assert!(c.allow_partial);
+        assert_eq!(c.settings.max_body_bytes, 20);
+        assert_eq!(c.settings.call_timeout, Duration::from_secs(3));
+        let jwt = c.auth.jwt.unwrap();
+        assert_eq!(
+            (jwt.secret_env.as_str(), jwt.audience),
+            ("FLAG_SECRET", vec!["flag".to_owned()])
+        );
+        // The api-keys flags replace the file's `auth.api_keys` as a whole.
+        let keys = c.auth.api_keys.unwrap();
+        assert_eq!(
+            (keys.env, keys.file),
+            (None, Some(PathBuf::from("keys.txt")))
+        );
+    }
+
+    #[test]
+    fn issue_8_flag_sources_come_after_the_file_sources() {
+        let c = Config::resolve(
+            file("sources:\n  - type: openapi\n    name: pets\n    spec: pets.yaml\n    max_concurrency: 2\n"),
+            Overrides {
+                sources: vec![
+                    flag(SourceKind::OpenApi, "other/pets.yaml"),
+                    flag(SourceKind::McpStdio, "srv --x"),
+                ],
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        let names: Vec<&str> = c.sources.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["pets", "pets-2", "srv"]);
+        // The file source's policy is compiled once, here, with its limit.
+        let permits = c.sources[0].policy().permits.as_ref().unwrap();
+        assert_eq!(permits.available_permits(), 2);
+    }
+
+    #[test]
+    fn issue_8_secret_env_names_every_secret_variable() {
+        let c = Config::resolve(
+            file(concat!(
+                "auth:\n  jwt:\n    secret_env: JWT_KEY\n  api_keys:\n    env: API_KEYS\n",
+                "sources:\n",
+                "  - type: openapi\n    spec: a.yaml\n    credentials:\n      api_key: { env: PET_KEY }\n",
+                "  - type: mcp\n    transport:\n      type: streamable_http\n      url: http://127.0.0.1:1/mcp\n      headers:\n        Authorization: { env: MCP_TOKEN }\n        X-Plain: { value: visible }\n",
+                "  - type: mcp\n    transport:\n      type: stdio\n      command: srv\n      env: { LOG_LEVEL: debug }\n",
+            )),
+            Overrides::default(),
+        )
+        .unwrap();
+        let names: Vec<&str> = c.secret_env.iter().map(String::as_str).collect();
+        assert_eq!(names, ["API_KEYS", "JWT_KEY", "MCP_TOKEN", "PET_KEY"]);
+    }
+
+    #[test]
+    fn issue_8_resolution_errors_name_the_key_or_flag() {
+        let err = |f: FileConfig, o: Overrides| Config::resolve(f, o).unwrap_err().to_string();
+        assert!(
+            err(
+                FileConfig::default(),
+                Overrides {
+                    jwt_audience: vec!["a".to_owned()],
+                    ..Overrides::default()
+                }
+            )
+            .contains("--jwt-audience needs --jwt-secret-env")
+        );
+        assert!(
+            err(
+                FileConfig::default(),
+                Overrides {
+                    max_body_bytes: Some(0),
+                    ..Overrides::default()
+                }
+            )
+            .contains("limits.max_body_bytes")
+        );
+        assert!(
+            err(file("sources:\n  - type: openapi\n    spec: a\n  - type: openapi\n    spec: b\n    include: ['[']\n"), Overrides::default())
+                .contains("sources[1].include")
+        );
     }
 }

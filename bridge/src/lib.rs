@@ -5,12 +5,15 @@
 //! every edge shares: resolve in the [`registry`], check [`requirements`], [`validate`],
 //! forward under the source's [`policy`]), and [`rescue`] (the one place where errors become
 //! wire shapes).
+//!
+//! Start-up: [`config`] merges the file and the flags into one [`config::Config`], whose
+//! [`sources`] carry their compiled [`policy`]; [`run`] starts them and keeps the catalog fresh.
+//! The command line, the commands and the built-in demo are the `otc-bridge` binary's own
+//! modules (`src/main.rs`), not part of this API.
 #![warn(missing_docs)]
 
 pub mod call;
-pub mod cli;
 pub mod config;
-pub mod demo;
 pub mod policy;
 pub mod registry;
 pub mod requirements;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use otc_adapters::{Adapter, AdapterError};
+use otc_adapters::Adapter;
 use otc_mappings::Diagnostic;
 
 use crate::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
@@ -57,22 +57,18 @@ pub async fn start_sources(
         .enumerate()
         .map(|(index, source)| async move {
             let started = Instant::now();
-            let policy = source
-                .options
-                .compile(&source.name)
-                .map_err(AdapterError::setup);
-            let built = match policy {
-                Err(err) => Err(err),
-                Ok(policy) => match source.build().await {
-                    Ok(adapter) => match adapter.list_tools().await {
-                        Ok(mapped) => Ok((adapter, Arc::new(policy), mapped)),
-                        Err(err) => {
-                            adapter.shutdown().await;
-                            Err(err)
-                        }
-                    },
-                    Err(err) => Err(err),
+            // The policy was compiled when the source was parsed: reuse it, so the source has
+            // one concurrency semaphore.
+            let policy = Arc::clone(source.policy());
+            let built = match source.build().await {
+                Ok(adapter) => match adapter.list_tools().await {
+                    Ok(mapped) => Ok((adapter, policy, mapped)),
+                    Err(err) => {
+                        adapter.shutdown().await;
+                        Err(err)
+                    }
                 },
+                Err(err) => Err(err),
             };
             (index, built, started)
         })

@@ -9,27 +9,72 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use otc_adapters::mcp::{McpAdapter, McpConfig, McpTransportConfig};
+use otc_adapters::mcp::{HeaderValueConfig, McpAdapter, McpConfig, McpTransportConfig};
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
 use otc_adapters::{Adapter, AdapterError, ToolCall};
 use otc_mappings::{Mapped, MappedTool};
 use serde_yaml::{Mapping, Value};
 
-use crate::cli::{SourceFlag, SourceKind};
 use crate::config::ConfigError;
-use crate::policy::SourceOptions;
+use crate::policy::{SourceOptions, SourcePolicy};
 
 /// One configured source.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It carries its policy compiled once, when the source is parsed or built, so start-up does not
+/// compile it a second time: a second compilation would also make a second concurrency
+/// semaphore, and `SourcePolicy` must stay the one owner of the source's call limits.
+#[derive(Debug, Clone)]
 pub struct Source {
     /// Its name in logs, `/health` and reports; unique.
     pub name: String,
     /// The upstream and how to reach it.
     pub upstream: Upstream,
-    /// The bridge's per-source options (filters, overrides, limits).
-    pub options: SourceOptions,
+    /// The bridge's per-source options as configured (filters, overrides, limits).
+    options: SourceOptions,
+    /// `options`, compiled; shared by every clone of this source.
+    policy: Arc<SourcePolicy>,
     /// Whether the source is only listed, never called (see [`Source::for_inspection`]).
     pub inspect_only: bool,
+}
+
+/// Two sources are equal when they are configured alike; the compiled policy follows from the
+/// options and is not compared (its semaphore has no meaningful equality).
+impl PartialEq for Source {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.upstream == other.upstream
+            && self.options == other.options
+            && self.inspect_only == other.inspect_only
+    }
+}
+
+/// One source named on the command line, with the modifiers that followed it. The binary reads
+/// these from its flags; the library only needs this plain form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFlag {
+    /// What kind of source.
+    pub kind: SourceKind,
+    /// The path, URL or command.
+    pub target: String,
+    /// `--base-url` (OpenAPI only).
+    pub base_url: Option<String>,
+    /// `--toolkit`.
+    pub toolkit: Option<String>,
+    /// `--tool-version`.
+    pub version: Option<String>,
+}
+
+/// The kinds of source flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// `--openapi`.
+    OpenApi,
+    /// `--mcp`.
+    McpStdio,
+    /// `--mcp-url`.
+    McpHttp,
+    /// `--mcp-sse`.
+    McpSse,
 }
 
 /// The two kinds of upstream.
@@ -42,6 +87,65 @@ pub enum Upstream {
 }
 
 impl Source {
+    /// A source with `options`, compiled now; errors name the key under `at` (e.g.
+    /// `sources[2]`).
+    pub fn new(
+        name: String,
+        upstream: Upstream,
+        options: SourceOptions,
+        at: &str,
+    ) -> Result<Self, ConfigError> {
+        let policy = options.compile(at).map_err(ConfigError::Invalid)?;
+        Ok(Self {
+            name,
+            upstream,
+            options,
+            policy: Arc::new(policy),
+            inspect_only: false,
+        })
+    }
+
+    /// A source with the default options (serve everything, no per-source limits).
+    pub fn with_defaults(name: String, upstream: Upstream) -> Self {
+        Self {
+            name,
+            upstream,
+            options: SourceOptions::default(),
+            policy: Arc::new(SourcePolicy::default()),
+            inspect_only: false,
+        }
+    }
+
+    /// The options as configured.
+    pub fn options(&self) -> &SourceOptions {
+        &self.options
+    }
+
+    /// The policy compiled from the options: filters, overrides and the call limits.
+    pub fn policy(&self) -> &Arc<SourcePolicy> {
+        &self.policy
+    }
+
+    /// The names of the environment variables this source reads secrets from: an OpenAPI
+    /// source's credentials and an MCP source's `headers: {X: {env: VAR}}`. (A stdio child's
+    /// `env:` values are written in the file, not read from the bridge's environment.)
+    pub fn secret_env(&self) -> BTreeSet<String> {
+        match &self.upstream {
+            Upstream::OpenApi(c) => c.credentials.values().map(|c| c.env.clone()).collect(),
+            Upstream::Mcp(c) => match &c.transport {
+                McpTransportConfig::Stdio { .. } => BTreeSet::new(),
+                McpTransportConfig::StreamableHttp { headers, .. }
+                | McpTransportConfig::Sse { headers, .. } => headers
+                    .values()
+                    .filter_map(|h| match h {
+                        HeaderValueConfig::Env(var) => Some(var.clone()),
+                        HeaderValueConfig::Value(_) => None,
+                    })
+                    .collect(),
+            },
+        }
+    }
+
     /// The source a command-line flag names.
     pub fn from_flag(flag: &SourceFlag) -> Self {
         let upstream = match flag.kind {
@@ -63,13 +167,7 @@ impl Source {
                 Upstream::Mcp(config)
             }
         };
-        let name = default_name(&upstream);
-        Self {
-            name,
-            upstream,
-            options: SourceOptions::default(),
-            inspect_only: false,
-        }
+        Self::with_defaults(default_name(&upstream), upstream)
     }
 
     /// Builds the adapter: loads the document or starts the server.
@@ -211,6 +309,15 @@ pub fn make_names_unique(sources: &mut [Source]) {
     }
 }
 
+/// The sources of the config file's `sources:` entries followed by those of the flags, each
+/// with its policy compiled, names made unique.
+pub fn collect(entries: &[Value], flags: &[SourceFlag]) -> Result<Vec<Source>, ConfigError> {
+    let mut all = from_file(entries)?;
+    all.extend(flags.iter().map(Source::from_flag));
+    make_names_unique(&mut all);
+    Ok(all)
+}
+
 /// Parses the config file's `sources:` entries.
 pub fn from_file(entries: &[Value]) -> Result<Vec<Source>, ConfigError> {
     entries
@@ -290,15 +397,7 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         }
     };
     let name = name.unwrap_or_else(|| default_name(&upstream));
-    options
-        .compile(at("").trim_end_matches('.'))
-        .map_err(invalid)?;
-    Ok(Source {
-        name,
-        upstream,
-        options,
-        inspect_only: false,
-    })
+    Source::new(name, upstream, options, &at(""))
 }
 
 #[cfg(test)]
@@ -365,5 +464,30 @@ mod tests {
         ];
         make_names_unique(&mut s);
         assert_eq!(s[1].name, "pets-2");
+    }
+
+    /// Start-up serves a source under the policy compiled when the source was parsed: one
+    /// compilation, so one semaphore holds the source's `max_concurrency`.
+    #[tokio::test]
+    async fn issue_8_start_up_reuses_the_policy_compiled_at_parse_time() {
+        let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/src/demo/openapi.yaml");
+        let entries: Vec<Value> = serde_yaml::from_str(&format!(
+            "- type: openapi\n  spec: '{spec}'\n  max_concurrency: 3\n"
+        ))
+        .unwrap();
+        let source = from_file(&entries).unwrap().remove(0).for_inspection();
+        let (adapters, catalog, reports) =
+            crate::run::start_sources(std::slice::from_ref(&source), |_| {}).await;
+        assert!(reports[0].error.is_none(), "{:?}", reports[0].error);
+        let served = &catalog.sources()[0];
+        assert!(Arc::ptr_eq(&served.policy, source.policy()));
+        assert!(!served.entries.is_empty());
+        assert!(
+            served
+                .entries
+                .iter()
+                .all(|e| Arc::ptr_eq(&e.policy, source.policy()))
+        );
+        futures::future::join_all(adapters.iter().map(|a| a.shutdown())).await;
     }
 }

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 pub mod bridge;
-pub mod fixtures;
 pub mod spec;
 pub mod tools;
 pub mod upstream_http;

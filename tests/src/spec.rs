@@ -1,5 +1,5 @@
 //! Validates bodies the bridge emits against the official OpenAPI documents of each dialect,
-//! read from `OTC_SPEC_DIR` (see `fixtures::spec_dir`).
+//! read from `OTC_SPEC_DIR` (see `otc_fixtures::spec_dir`).
 //!
 //! The upstream `CallToolResponse` schema rejects every real response (SOURCES.md: `value` and
 //! `error` are declared only inside `oneOf` while the object is closed). We patch that one bug
@@ -19,7 +19,7 @@ pub struct SpecDocument {
 impl SpecDocument {
     /// The document for `dialect`, or `None` when `OTC_SPEC_DIR` is not set.
     pub fn load(dialect: Dialect) -> Option<Self> {
-        let dir = crate::fixtures::spec_dir()?;
+        let dir = otc_fixtures::spec_dir()?;
         Some(Self::from_file(&dir.join(Self::file(dialect))))
     }
 

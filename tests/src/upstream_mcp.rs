@@ -3,59 +3,26 @@
 //! `scripts/install-mcp-servers.sh` into `$OTC_CORPUS_DIR/mcp`.
 //!
 //! The example server is a binary of another workspace package, so `CARGO_BIN_EXE_*` does not
-//! reach it; the tests run `cargo build -p example-mcp-server` once (a no-op when it is up to
-//! date; `cargo test` no longer holds the target directory's lock while tests run) and take it
-//! from the target directory.
+//! reach it; [`otc_fixtures::workspace_bin`] builds it once per test process.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::fixtures;
-
 const BIN: &str = "example-mcp-server";
-
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
-    }
-}
 
 /// The path of the example server binary, built (or brought up to date) once per test process
 /// with `cargo build -p example-mcp-server`, so a stale binary is never tested.
 pub fn example_server_bin() -> PathBuf {
-    static BIN_PATH: OnceLock<PathBuf> = OnceLock::new();
-    BIN_PATH.get_or_init(|| workspace_bin(BIN, BIN)).clone()
+    otc_fixtures::workspace_bin(BIN, BIN)
 }
 
 /// The `otc-bridge` binary, built the same way (for tests that must kill the whole process).
 pub fn bridge_bin() -> PathBuf {
-    static BIN_PATH: OnceLock<PathBuf> = OnceLock::new();
-    BIN_PATH
-        .get_or_init(|| workspace_bin("otc-bridge", "otc-bridge"))
-        .clone()
-}
-
-/// Builds binary `bin` of workspace package `package` in the debug profile and returns its path.
-fn workspace_bin(package: &str, bin: &str) -> PathBuf {
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "-p", package, "--bin", bin])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cannot run cargo");
-    assert!(status.success(), "cargo build -p {package} failed");
-    let built = target_dir().join("debug").join(bin);
-    assert!(
-        built.is_file(),
-        "{} is missing after the build",
-        built.display()
-    );
-    built
+    otc_fixtures::workspace_bin("otc-bridge", "otc-bridge")
 }
 
 /// The pids of a process's children (all its threads' children, from `/proc`).
@@ -145,9 +112,9 @@ pub async fn wait_pid_gone(pid: u32, timeout: Duration) -> bool {
 }
 
 /// The installed `@modelcontextprotocol/server-everything` launcher, when the corpus is
-/// installed (`None` and a note otherwise; a failure under CI, see [`fixtures::corpus_dir`]).
+/// installed (`None` and a note otherwise; a failure under CI, see [`otc_fixtures::corpus_dir`]).
 pub fn everything_bin() -> Option<PathBuf> {
-    let dir = fixtures::corpus_dir()?;
+    let dir = otc_fixtures::corpus_dir()?;
     let bin = dir.join("mcp/everything/node_modules/.bin/mcp-server-everything");
     assert!(
         bin.is_file(),

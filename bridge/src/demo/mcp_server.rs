@@ -22,17 +22,20 @@ use rmcp::{ErrorData, Json, ServerHandler, ServiceExt, tool, tool_handler, tool_
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The server's `serverInfo.name`, which becomes the toolkit `DemoTools` in tool ids.
-pub const SERVER_NAME: &str = "demo-tools";
+/// The server's `serverInfo.name`, which becomes the toolkit `DemoTools` in tool ids. (The
+/// `#[tool_handler]` attribute below needs literals; the tests check they agree.)
+#[cfg(test)]
+pub(crate) const SERVER_NAME: &str = "demo-tools";
 /// The server's `serverInfo.version`: the tools' version.
-pub const SERVER_VERSION: &str = "1.0.0";
+#[cfg(test)]
+pub(crate) const SERVER_VERSION: &str = "1.0.0";
 
 const MIN_SIDES: u32 = 2;
 const MAX_SIDES: u32 = 100;
 const MAX_DICE: u32 = 20;
 
 /// Serves the demo tools on stdin/stdout until the client closes stdin.
-pub async fn serve_stdio() -> anyhow::Result<()> {
+pub(crate) async fn serve_stdio() -> anyhow::Result<()> {
     let service = DemoTools::new()
         .serve(rmcp::transport::stdio())
         .await
@@ -47,7 +50,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
 /// The demo server's handler, to serve over any rmcp transport (stdio in the demo, an in-memory
 /// duplex in tests).
 #[derive(Debug, Clone)]
-pub struct DemoTools {
+pub(crate) struct DemoTools {
     tool_router: ToolRouter<Self>,
 }
 
@@ -59,38 +62,38 @@ impl Default for DemoTools {
 
 /// Arguments of `word_count`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct WordCountArgs {
+pub(crate) struct WordCountArgs {
     /// The text to count.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Result of `word_count`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct WordCount {
+pub(crate) struct WordCount {
     /// Words: runs of characters between whitespace.
-    pub words: usize,
+    pub(crate) words: usize,
     /// Distinct words, ignoring case and surrounding punctuation.
-    pub unique_words: usize,
+    pub(crate) unique_words: usize,
     /// Characters (Unicode scalar values), whitespace included.
-    pub characters: usize,
+    pub(crate) characters: usize,
     /// Lines; an empty text has none.
-    pub lines: usize,
+    pub(crate) lines: usize,
 }
 
 /// Arguments of `roll_dice`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RollDiceArgs {
+pub(crate) struct RollDiceArgs {
     /// Faces on each die.
     #[serde(default = "default_sides")]
     #[schemars(range(min = 2, max = 100))]
-    pub sides: u32,
+    pub(crate) sides: u32,
     /// How many dice to roll.
     #[serde(default = "default_count")]
     #[schemars(range(min = 1, max = 20))]
-    pub count: u32,
+    pub(crate) count: u32,
     /// Give the same seed to get the same rolls again; leave it out for fresh ones.
     #[serde(default)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
 }
 
 fn default_sides() -> u32 {
@@ -103,40 +106,40 @@ fn default_count() -> u32 {
 
 /// Result of `roll_dice`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct DiceRoll {
+pub(crate) struct DiceRoll {
     /// Each die's face, in the order rolled.
-    pub rolls: Vec<u32>,
+    pub(crate) rolls: Vec<u32>,
     /// The sum of the faces.
-    pub total: u64,
+    pub(crate) total: u64,
 }
 
 /// Arguments of `echo`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EchoArgs {
+pub(crate) struct EchoArgs {
     /// What to send back.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Arguments of `divide`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct DivideArgs {
+pub(crate) struct DivideArgs {
     /// The number to divide.
-    pub dividend: f64,
+    pub(crate) dividend: f64,
     /// The number to divide by; must not be 0.
-    pub divisor: f64,
+    pub(crate) divisor: f64,
 }
 
 /// Result of `divide`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Quotient {
+pub(crate) struct Quotient {
     /// `dividend / divisor`.
-    pub quotient: f64,
+    pub(crate) quotient: f64,
 }
 
 #[tool_router(router = tool_router)]
 impl DemoTools {
     /// A server with the four demo tools.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tool_router: Self::tool_router(),
         }
@@ -147,7 +150,10 @@ impl DemoTools {
         description = "Counts the words, distinct words, characters and lines of a text.",
         annotations(title = "Word count", read_only_hint = true, idempotent_hint = true)
     )]
-    pub async fn word_count(&self, Parameters(args): Parameters<WordCountArgs>) -> Json<WordCount> {
+    pub(crate) async fn word_count(
+        &self,
+        Parameters(args): Parameters<WordCountArgs>,
+    ) -> Json<WordCount> {
         Json(count_words(&args.text))
     }
 
@@ -156,7 +162,7 @@ impl DemoTools {
         description = "Rolls `count` dice with `sides` faces each and adds them up.",
         annotations(title = "Roll dice", read_only_hint = true, open_world_hint = false)
     )]
-    pub async fn roll_dice(
+    pub(crate) async fn roll_dice(
         &self,
         Parameters(args): Parameters<RollDiceArgs>,
     ) -> Result<Json<DiceRoll>, ErrorData> {
@@ -168,7 +174,7 @@ impl DemoTools {
         description = "Returns the message unchanged.",
         annotations(title = "Echo", read_only_hint = true, idempotent_hint = true)
     )]
-    pub async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> String {
+    pub(crate) async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> String {
         args.message
     }
 
@@ -178,7 +184,7 @@ impl DemoTools {
         description = "Divides `dividend` by `divisor`. Dividing by 0 is reported as a tool error.",
         annotations(title = "Divide", read_only_hint = true, idempotent_hint = true)
     )]
-    pub async fn divide(
+    pub(crate) async fn divide(
         &self,
         Parameters(args): Parameters<DivideArgs>,
     ) -> Result<Json<Quotient>, String> {

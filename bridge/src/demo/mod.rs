@@ -13,5 +13,5 @@
 //! and enums, a 204, a 404 that becomes a retryable tool error, an API key, an output schema,
 //! and an MCP `isError`.
 
-pub mod mcp_server;
-pub mod rest;
+pub(crate) mod mcp_server;
+pub(crate) mod rest;

@@ -34,14 +34,15 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// The service's OpenAPI 3.0 document, as served at `GET /openapi.yaml`.
-pub const OPENAPI_YAML: &str = include_str!("openapi.yaml");
+pub(crate) const OPENAPI_YAML: &str = include_str!("openapi.yaml");
 /// The API key `deleteNote` wants. It is published in the document: this is a demo.
-pub const API_KEY: &str = "demo-key";
+pub(crate) const API_KEY: &str = "demo-key";
 /// The header that carries [`API_KEY`].
-pub const API_KEY_HEADER: &str = "x-api-key";
+pub(crate) const API_KEY_HEADER: &str = "x-api-key";
 /// The `securitySchemes` name of the key, which is also the secret id callers put in an OTC
-/// call's `context.secrets`.
-pub const API_KEY_SECRET: &str = "notes_api_key";
+/// call's `context.secrets`. (Only the tests need it by name; the document spells it.)
+#[cfg(test)]
+pub(crate) const API_KEY_SECRET: &str = "notes_api_key";
 
 const DEFAULT_LIMIT: usize = 10;
 const MAX_LIMIT: usize = 50;
@@ -53,7 +54,7 @@ const MAX_TAG_CHARS: usize = 30;
 /// A running demo service. Dropping it stops the service too (gracefully, in the background);
 /// [`RestDemo::shutdown`] stops it and waits until it has.
 #[derive(Debug)]
-pub struct RestDemo {
+pub(crate) struct RestDemo {
     addr: SocketAddr,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<io::Result<()>>,
@@ -61,22 +62,24 @@ pub struct RestDemo {
 
 impl RestDemo {
     /// Where the service listens.
-    pub fn addr(&self) -> SocketAddr {
+    #[cfg(test)]
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// The service's root URL, e.g. `http://127.0.0.1:41234/`.
-    pub fn base_url(&self) -> String {
+    #[cfg(test)]
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}/", self.addr)
     }
 
     /// The URL of the service's OpenAPI document, e.g. `http://127.0.0.1:41234/openapi.yaml`.
-    pub fn document_url(&self) -> String {
+    pub(crate) fn document_url(&self) -> String {
         format!("http://{}/openapi.yaml", self.addr)
     }
 
     /// Stops accepting connections, lets requests in flight finish, and waits for the server.
-    pub async fn shutdown(self) -> io::Result<()> {
+    pub(crate) async fn shutdown(self) -> io::Result<()> {
         // The receiver is gone only if the server already ended; its result says how.
         let _ = self.shutdown.send(());
         self.task.await.map_err(io::Error::other)?
@@ -85,7 +88,7 @@ impl RestDemo {
 
 /// Starts the service on `listener` (bind `127.0.0.1:0` for a free port) with its two
 /// starting notes, and returns at once; the service runs on the current tokio runtime.
-pub async fn start(listener: TcpListener) -> io::Result<RestDemo> {
+pub(crate) async fn start(listener: TcpListener) -> io::Result<RestDemo> {
     let addr = listener.local_addr()?;
     let (shutdown, stopped) = oneshot::channel::<()>();
     let server = axum::serve(listener, app()).with_graceful_shutdown(async move {
@@ -102,7 +105,7 @@ pub async fn start(listener: TcpListener) -> io::Result<RestDemo> {
 }
 
 /// The service as a router, with a fresh store holding the two starting notes.
-pub fn app() -> Router {
+pub(crate) fn app() -> Router {
     let store = Arc::new(Mutex::new(Store::seeded()));
     Router::new()
         .route("/openapi.yaml", get(document))

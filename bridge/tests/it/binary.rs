@@ -18,18 +18,20 @@ pub(crate) fn repo_root() -> PathBuf {
         .to_owned()
 }
 
-/// The example MCP server, built by `cargo build --workspace` (scripts/test.sh does it first);
-/// built here if missing, so `cargo test -p otc-bridge` works alone too.
-pub(crate) fn ensure_example_server() {
-    let path = repo_root().join("target/debug/example-mcp-server");
-    if !path.is_file() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "example-mcp-server"])
-            .current_dir(repo_root())
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+/// Where the README and `examples/config/bridge.yaml` say the example MCP server is, relative
+/// to the repository root.
+const EXAMPLE_SERVER: &str = "target/debug/example-mcp-server";
+
+/// The example MCP server, built (or brought up to date) once per test process, so a stale
+/// binary is never tested; returns [`EXAMPLE_SERVER`], which names the binary just built.
+pub(crate) fn example_server() -> &'static str {
+    let built = otc_fixtures::workspace_bin("example-mcp-server", "example-mcp-server");
+    assert_eq!(
+        built,
+        repo_root().join(EXAMPLE_SERVER),
+        "the README's commands name {EXAMPLE_SERVER}: run the tests with the default target directory"
+    );
+    EXAMPLE_SERVER
 }
 
 /// A running `otc-bridge` process.

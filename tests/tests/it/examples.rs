@@ -1,5 +1,5 @@
 //! Every example payload of a dialect we serve parses into the wire types and serialises back to
-//! an equivalent document (`OTC_SPEC_DIR`; see `fixtures::spec_dir`).
+//! an equivalent document (`OTC_SPEC_DIR`; see `otc_fixtures::spec_dir`).
 //!
 //! "Equivalent" allows exactly one normalisation, which the standard itself defines: `can_retry`
 //! absent means `false` (CHECKLIST item 36), and the bridge always writes it.
@@ -14,11 +14,11 @@
 
 use std::path::Path;
 
+use otc_fixtures::spec_dir;
 use otc_mappings::otc::{
     AuthorizationChallengeCheckResponse, CallBody, CallToolRequest, CallToolResponse, ParsedTool,
     ServerErrorResponse, ValidationErrorResponse, WireTool,
 };
-use otc_tests::fixtures::spec_dir;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

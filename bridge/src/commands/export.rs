@@ -1,0 +1,53 @@
+//! `otc-bridge export`: the definitions as files, deterministic (sorted by id, stable
+//! formatting), for moving tools into OTC clients and for review in version control.
+#![allow(clippy::print_stdout)] // What was written is reported on stdout.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::ArgMatches;
+
+use super::inspect::{list_once, pretty_list, print_problems};
+use crate::cli::ExportArgs;
+
+/// Writes one file, or with `--split` one file per toolkit.
+pub(crate) async fn export(args: &ExportArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let listed = list_once(&args.inspect, matches).await?;
+    let failed = print_problems(&listed.reports);
+    let dialect = listed.config.dialect;
+    let mut tools = listed.catalog.definitions().to_vec();
+    tools.sort_by(|a, b| {
+        (&a.id.toolkit, &a.id.tool, a.version).cmp(&(&b.id.toolkit, &b.id.tool, b.version))
+    });
+    let render = |tools: &[otc_mappings::otc::ToolDefinition]| pretty_list(dialect, tools);
+    if args.split {
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("cannot create directory {}", args.out.display()))?;
+        let mut toolkits: Vec<&str> = tools.iter().map(|t| t.id.toolkit.as_str()).collect();
+        toolkits.dedup();
+        for toolkit in toolkits {
+            let subset: Vec<_> = tools
+                .iter()
+                .filter(|t| t.id.toolkit == toolkit)
+                .cloned()
+                .collect();
+            let path = args.out.join(format!("{toolkit}.json"));
+            std::fs::write(&path, render(&subset)?)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("wrote {} ({} tools)", path.display(), subset.len());
+        }
+    } else {
+        if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create directory {}", parent.display()))?;
+        }
+        std::fs::write(&args.out, render(&tools)?)
+            .with_context(|| format!("cannot write {}", args.out.display()))?;
+        println!("wrote {} ({} tools)", args.out.display(), tools.len());
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,150 @@
+//! `otc-bridge tools` (the definitions on stdout) and `otc-bridge check` (a conversion report):
+//! start the sources for inspection, list them once, stop them, print.
+#![allow(clippy::print_stdout)] // What these commands print on stdout is their product.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::ArgMatches;
+use otc_bridge::Catalog;
+use otc_bridge::config::Config;
+use otc_bridge::run::{Progress, SourceReport, start_sources};
+use otc_bridge::sources::Source;
+use otc_mappings::Severity;
+use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition};
+
+use super::serve::stop_all;
+use crate::cli::InspectArgs;
+
+/// What listing the sources once gave.
+pub(crate) struct Listed {
+    /// The resolved configuration; its sources are marked for inspection.
+    pub(crate) config: Config,
+    /// The tools.
+    pub(crate) catalog: Catalog,
+    /// One report per source, in the order of `config.sources`.
+    pub(crate) reports: Vec<SourceReport>,
+}
+
+/// Starts the sources of an inspecting command, lists them, and stops them again.
+pub(crate) async fn list_once(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<Listed> {
+    super::init_logging("warn");
+    let mut config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
+    config.sources = config
+        .sources
+        .into_iter()
+        .map(Source::for_inspection)
+        .collect();
+    if config.sources.is_empty() {
+        anyhow::bail!(
+            "no sources: pass --openapi FILE_OR_URL, --mcp COMMAND, --mcp-url URL or --config FILE"
+        );
+    }
+    // stdout is the product here, so progress goes to stderr.
+    let (adapters, catalog, reports) = start_sources(&config.sources, |progress| {
+        if let Progress::Waiting { names, elapsed } = progress {
+            eprintln!(
+                "waiting for {} ({:.0} s)",
+                names.join(", "),
+                elapsed.as_secs_f64()
+            );
+        }
+    })
+    .await;
+    stop_all(&adapters).await;
+    Ok(Listed {
+        config,
+        catalog,
+        reports,
+    })
+}
+
+/// Prints each failed source and each diagnostic on stderr; returns whether any source failed.
+pub(crate) fn print_problems(reports: &[SourceReport]) -> bool {
+    for report in reports {
+        if let Some(error) = &report.error {
+            eprintln!("error: {}: {error}", report.name);
+        }
+        for diagnostic in &report.diagnostics {
+            eprintln!("{}: {diagnostic}", report.name);
+        }
+    }
+    reports.iter().any(|r| r.error.is_some())
+}
+
+/// `tools`: the `GET /tools` body on stdout, problems on stderr.
+pub(crate) async fn tools(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let listed = list_once(args, matches).await?;
+    let failed = print_problems(&listed.reports);
+    print_tools(&listed.catalog, listed.config.dialect)?;
+    Ok(exit_code(failed))
+}
+
+/// `check`: one block per source; fails when a source failed or anything was skipped.
+pub(crate) async fn check(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let listed = list_once(args, matches).await?;
+    let failed = listed.reports.iter().any(|r| r.error.is_some());
+    let skipped = print_check(&listed.config.sources, &listed.reports);
+    Ok(exit_code(failed || skipped))
+}
+
+fn exit_code(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The `GET /tools` body of `tools` in `dialect`, pretty-printed, serialised straight from the
+/// definitions (no intermediate JSON tree: large documents make it costly).
+pub(crate) fn pretty_list(dialect: Dialect, tools: &[ToolDefinition]) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&ListToolsBody { dialect, tools })
+        .context("serialising tools")?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn print_tools(catalog: &Catalog, dialect: Dialect) -> anyhow::Result<()> {
+    let text = pretty_list(dialect, catalog.definitions())?;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        // The reader stopped early (`| head`): not an error of ours.
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(err).context("writing to stdout")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Prints one block per source; returns whether anything was skipped.
+fn print_check(sources: &[Source], reports: &[SourceReport]) -> bool {
+    let mut any_skipped = false;
+    for (source, report) in sources.iter().zip(reports) {
+        println!("{} ({})", report.name, source.describe());
+        if let Some(error) = &report.error {
+            println!("  FAILED: {error}");
+            continue;
+        }
+        let skipped: Vec<_> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Skipped)
+            .collect();
+        any_skipped |= !skipped.is_empty();
+        println!(
+            "  operations: {}   tools: {}   skipped: {}",
+            report.tools + skipped.len(),
+            report.tools,
+            skipped.len()
+        );
+        for diagnostic in &report.diagnostics {
+            println!("  {diagnostic}");
+        }
+    }
+    any_skipped
+}

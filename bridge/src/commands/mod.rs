@@ -1,0 +1,40 @@
+//! The binary's commands, one file each: `serve` (the default), `tools` and `check`
+//! (`inspect`), `export`, and `demo`. Each resolves its configuration with
+//! [`otc_bridge::config::Config::resolve`] and prints for a person; the library does the work.
+
+pub(crate) mod demo;
+pub(crate) mod export;
+pub(crate) mod inspect;
+pub(crate) mod serve;
+
+use otc_bridge::config::{Config, FileConfig, Overrides};
+
+/// Sets up logging to stderr with `filter`, unless `OTC_LOG` gives one.
+pub(crate) fn init_logging(filter: &str) {
+    // rmcp logs every session at info; keep it at warn unless the filter names it.
+    let filter = if filter.contains("rmcp") {
+        filter.to_owned()
+    } else {
+        format!("{filter},rmcp=warn")
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("OTC_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_new(&filter))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Reads the file named by `--config` (none: an empty file) and merges the flags into it.
+pub(crate) fn resolve(
+    path: Option<&std::path::Path>,
+    overrides: Result<Overrides, String>,
+) -> anyhow::Result<Config> {
+    let file = match path {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    let overrides = overrides.map_err(anyhow::Error::msg)?;
+    Ok(Config::resolve(file, overrides)?)
+}

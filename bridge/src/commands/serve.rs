@@ -1,0 +1,154 @@
+//! `otc-bridge` without a command: serve the configured sources until SIGINT/SIGTERM.
+//! [`run_server`] is shared with `demo`, which serves its own two sources the same way.
+#![allow(clippy::print_stdout)] // Start-up progress on stdout is what a person watches.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::ArgMatches;
+use otc_adapters::Adapter;
+use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
+use otc_bridge::sources::Source;
+use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
+use otc_mappings::Severity;
+use otc_mappings::otc::Dialect;
+
+use crate::cli::ServeArgs;
+
+/// Serves the sources of the config file and the flags.
+pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let path = args.config.clone();
+    let config = super::resolve(path.as_deref(), args.overrides(matches))?;
+    super::init_logging(&config.log_filter);
+    // After logging is up, so what building it warns about is seen.
+    let auth = config.auth.build()?;
+    // Bind before starting sources, so a busy port fails fast, before any child is spawned.
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    if config.sources.is_empty() {
+        println!(
+            "no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help), or try `otc-bridge demo`; serving an empty tool list"
+        );
+    }
+    let dialect = config.dialect;
+    run_server(
+        listener,
+        &config.sources,
+        AppOptions {
+            settings: config.settings,
+            auth,
+            allow_partial: config.allow_partial,
+        },
+        |addr, tools| {
+            println!(
+                "otc-bridge listening on http://{addr} with {tools} tools (dialect {})",
+                dialect_name(dialect)
+            );
+        },
+    )
+    .await
+}
+
+/// What the server needs besides its sources.
+pub(crate) struct AppOptions {
+    pub(crate) settings: ServerSettings,
+    pub(crate) auth: Option<Authenticator>,
+    pub(crate) allow_partial: bool,
+}
+
+/// The name of `dialect` as `--dialect` spells it.
+pub(crate) fn dialect_name(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::OxpMain | Dialect::OxpFlat => "oxp",
+        Dialect::Otc | Dialect::RfcDraft => "otc",
+    }
+}
+
+fn print_progress(progress: Progress<'_>) {
+    match progress {
+        Progress::Done(report) => print_report(report),
+        Progress::Waiting { names, elapsed } => {
+            println!(
+                "  waiting for {} ({:.0} s)",
+                names.join(", "),
+                elapsed.as_secs_f64()
+            );
+        }
+    }
+}
+
+fn print_report(report: &SourceReport) {
+    let secs = report.elapsed.as_secs_f64();
+    match &report.error {
+        None => {
+            let skipped = report
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Skipped)
+                .count();
+            let note = if skipped > 0 {
+                format!(" ({skipped} skipped; run `otc-bridge check` for details)")
+            } else {
+                String::new()
+            };
+            println!(
+                "  ready   {}: {} tools in {secs:.2} s{note}",
+                report.name, report.tools
+            );
+        }
+        Some(error) => eprintln!("  failed  {}: {error}", report.name),
+    }
+}
+
+/// Stops every adapter (MCP children, sessions) concurrently.
+pub(crate) async fn stop_all(adapters: &[Arc<dyn Adapter>]) {
+    futures::future::join_all(adapters.iter().map(|a| a.shutdown())).await;
+}
+
+/// Starts the sources (printing progress), serves until SIGINT/SIGTERM, then stops the sources.
+pub(crate) async fn run_server(
+    listener: tokio::net::TcpListener,
+    sources: &[Source],
+    options: AppOptions,
+    banner: impl FnOnce(std::net::SocketAddr, usize),
+) -> anyhow::Result<ExitCode> {
+    let addr = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    if !sources.is_empty() {
+        println!("starting {} source(s):", sources.len());
+        for source in sources {
+            println!("  loading {}: {}", source.name, source.describe());
+        }
+    }
+    let (adapters, catalog, reports) = start_sources(sources, print_progress).await;
+    let failed = reports.iter().filter(|r| r.error.is_some()).count();
+    // Nothing starts half-configured unless the user asked for it (issue 5).
+    if failed > 0 && failed == sources.len() {
+        stop_all(&adapters).await;
+        anyhow::bail!("no source could be started; fix the errors above");
+    }
+    if failed > 0 && !options.allow_partial {
+        stop_all(&adapters).await;
+        anyhow::bail!(
+            "{failed} of {} source(s) failed to start (see above); fix them, or pass --allow-partial to serve the others",
+            sources.len()
+        );
+    }
+    let tools = catalog.len();
+    let catalog = SharedCatalog::new(catalog);
+    spawn_refreshers(&catalog);
+    let state = AppState::new(catalog, options.settings, options.auth);
+    banner(addr, tools);
+    let _ = std::io::stdout().flush();
+    let served = axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
+    println!("shutting down: stopping {} source(s)", adapters.len());
+    stop_all(&adapters).await;
+    served.context("server failed")?;
+    Ok(ExitCode::SUCCESS)
+}
