@@ -124,6 +124,14 @@ pub(crate) struct ServeArgs {
     /// to start half-configured).
     #[arg(long)]
     pub(crate) allow_partial: bool,
+    /// A web origin allowed to call the bridge from a browser (repeatable), e.g.
+    /// https://app.example.com; other cross-site requests are refused with 403.
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allow_origin: Vec<String>,
+    /// A further Host name accepted while listening on loopback (repeatable), e.g. the name a
+    /// reverse proxy forwards; other names are refused (DNS rebinding).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) allow_host: Vec<String>,
     /// Sources.
     #[command(flatten)]
     pub(crate) sources: SourceArgs,
@@ -143,6 +151,8 @@ impl ServeArgs {
             max_body_bytes: self.max_body_bytes,
             call_timeout_secs: self.call_timeout_secs,
             allow_partial: self.allow_partial,
+            allow_origins: self.allow_origin,
+            allow_hosts: self.allow_host,
             sources: source_flags(matches)?,
         })
     }

@@ -42,6 +42,11 @@ pub struct FileConfig {
     /// Serve the sources that started even when others failed (default: refuse to start
     /// half-configured).
     pub allow_partial: bool,
+    /// Web origins allowed to call the bridge from a browser, e.g. `https://app.example.com`
+    /// (CORS); other cross-site requests are refused.
+    pub allow_origins: Vec<String>,
+    /// Further `Host` names accepted while listening on loopback (a reverse proxy's name).
+    pub allow_hosts: Vec<String>,
     /// Server authentication.
     pub auth: AuthConfig,
     /// Limits.
@@ -93,6 +98,10 @@ pub struct Overrides {
     pub call_timeout_secs: Option<u64>,
     /// `--allow-partial` (a flag can only turn it on).
     pub allow_partial: bool,
+    /// `--allow-origin`, added to the file's `allow_origins`.
+    pub allow_origins: Vec<String>,
+    /// `--allow-host`, added to the file's `allow_hosts`.
+    pub allow_hosts: Vec<String>,
     /// `--openapi`, `--mcp`, `--mcp-url`, `--mcp-sse` with their modifiers, in command-line
     /// order; served after the file's sources.
     pub sources: Vec<SourceFlag>,
@@ -130,6 +139,8 @@ impl Config {
             dialect,
             log_level,
             allow_partial,
+            mut allow_origins,
+            mut allow_hosts,
             mut auth,
             mut limits,
             sources: entries,
@@ -160,7 +171,11 @@ impl Config {
             .dialect
             .or(dialect)
             .map_or(Dialect::Otc, Into::into);
-        let settings = limits.server_settings(dialect)?;
+        let mut settings = limits.server_settings(dialect)?;
+        allow_origins.extend(overrides.allow_origins);
+        allow_hosts.extend(overrides.allow_hosts);
+        settings.allowed_origins = allow_origins;
+        settings.allowed_hosts = allow_hosts;
         let sources = sources::collect(&entries, &overrides.sources)?;
         let secret_env = auth
             .secret_env()

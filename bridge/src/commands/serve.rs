@@ -141,7 +141,12 @@ pub(crate) async fn run_server(
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);
-    let state = AppState::new(catalog, options.settings, options.auth);
+    // The Host check against DNS rebinding needs the address actually bound (port 0 included).
+    let settings = ServerSettings {
+        listen: Some(addr),
+        ..options.settings
+    };
+    let state = AppState::new(catalog, settings, options.auth);
     banner(addr, tools);
     let _ = std::io::stdout().flush();
     let served = axum::serve(listener, app(state))

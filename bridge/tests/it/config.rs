@@ -167,5 +167,20 @@ async fn nothing_starts_half_configured_unless_asked() {
         .await
         .unwrap();
     assert!(!tools["tools"].as_array().unwrap().is_empty());
+    // Issue 8: the failed source does not vanish from /health, which is not "ready".
+    let health = reqwest::get(format!("{url}/health")).await.unwrap();
+    assert_eq!(health.status(), 503);
+    let health: serde_json::Value = health.json().await.unwrap();
+    let failed: Vec<&serde_json::Value> = health["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"]["state"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{health}");
+    assert!(
+        !health.to_string().contains("/no/such/doc.yaml"),
+        "anonymous /health gives states only: {health}"
+    );
     server.interrupt().await;
 }
