@@ -7,7 +7,7 @@
 //! server answers with (rmcp negotiates). The [`Handler`] turns `list_changed` into a tick on the
 //! adapter's catalog channel.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,6 +168,7 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
 pub(crate) async fn connect(
     source: &str,
     config: &McpConfig,
+    secret_env: &BTreeSet<String>,
     handler: Handler,
 ) -> Result<Session, AdapterError> {
     let timeout = config.startup_timeout();
@@ -184,12 +185,15 @@ pub(crate) async fn connect(
             command,
             args,
             env,
+            inherit_env,
             cwd,
         } => {
             let spec = ChildSpec {
                 source: source.to_owned(),
                 argv: split_command(command, args)?,
                 env: env.clone(),
+                inherit_env: *inherit_env,
+                secret_env: secret_env.clone(),
                 cwd: cwd.clone(),
                 stderr_lines_per_sec: config.stderr_lines_per_sec,
             };
