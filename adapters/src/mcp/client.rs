@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 use super::child::{ChildProcess, ChildSpec};
 use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_command};
 use super::sse::SseTransport;
+use super::stdio::StdioTransport;
 use crate::AdapterError;
 
 /// Receives what the server sends on its own.
@@ -199,7 +200,8 @@ pub(crate) async fn connect(
             };
             let (child, stdout, stdin) = ChildProcess::spawn(&spec)?;
             let mut exit = child.exit();
-            let served = tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await;
+            let transport = StdioTransport::new(stdout, stdin);
+            let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
             match served {
                 Ok(Ok(service)) => Ok(Session::new(service, Some(child))),
                 Ok(Err(error)) => {

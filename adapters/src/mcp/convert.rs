@@ -6,8 +6,9 @@
 //! - `isError: true` is [`AdapterError::ToolFailed`]: the text blocks are the message (the tool
 //!   wrote them for the model), the whole result goes to `details`.
 //! - A JSON-RPC error is [`AdapterError::InvalidArguments`] for invalid-params (the model can
-//!   correct itself) and [`AdapterError::Protocol`] otherwise. A closed transport is decided by
-//!   the caller, which knows whether a child exited.
+//!   correct itself) and [`AdapterError::Protocol`] otherwise; one the transport synthesized for
+//!   an answer it refused is [`AdapterError::ResponseTooLarge`] or a `Protocol` error saying so.
+//!   A closed transport is decided by the caller, which knows whether a child exited.
 
 use rmcp::ServiceError;
 use rmcp::model as mcp;
@@ -59,6 +60,11 @@ pub(crate) enum Failure {
 
 /// Classifies an rmcp error.
 pub(crate) fn service_error(error: ServiceError) -> Failure {
+    if let ServiceError::McpError(data) = &error
+        && let Some(refused) = super::limits::classify(data)
+    {
+        return Failure::Error(refused);
+    }
     match error {
         ServiceError::McpError(data) if data.code == mcp::ErrorCode::INVALID_PARAMS => {
             Failure::Error(AdapterError::InvalidArguments {

@@ -6,6 +6,8 @@
 //! - `child`: the stdio child (process group, stderr to the log, no orphans).
 //! - `supervisor`: restarts with backoff, hang detection, state for `/health`.
 //! - `sse`: the legacy HTTP+SSE transport rmcp lacks.
+//! - `stdio`, `limits`: the stdio transport, and the size cap every transport shares; an answer
+//!   over it (or too deep to parse) fails its call at once instead of being dropped.
 //! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
 //!
 //! Translation of tool lists is pure and lives in `otc_mappings::mcp`. Calls multiplex over one
@@ -34,7 +36,9 @@ mod child;
 mod client;
 pub mod config;
 mod convert;
+mod limits;
 mod sse;
+mod stdio;
 mod supervisor;
 
 pub use config::{HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};

@@ -20,7 +20,7 @@
 //! |---|---|
 //! | `env` | the process's environment, as `structuredContent` `{"vars": {NAME: VALUE}}` |
 //! | `huge` | a text answer of `bytes` bytes (default 17 MiB: past every transport's 16 MiB cap) |
-//! | `deep` | `structuredContent` nested `levels` arrays deep (default 200: past serde's 128) |
+//! | `deep` | `structuredContent` nested `levels` objects deep (default 200: past serde's 128) |
 //!
 //! Arguments that do not fit a tool are a JSON-RPC invalid-params error. `tools/list` is paged
 //! (`PAGE_SIZE` tools per page) so clients must follow `nextCursor`.
@@ -197,7 +197,7 @@ fn fault_tools() -> Vec<mcp::Tool> {
         })),
         tool(json!({
             "name": "deep",
-            "description": "An answer nested `levels` arrays deep.",
+            "description": "An answer nested `levels` objects deep.",
             "inputSchema": {"type": "object", "properties": {"levels": {"type": "integer", "minimum": 0}}}
         })),
     ]
@@ -389,9 +389,10 @@ impl DemoServer {
             }
             "huge" => Ok(text("x".repeat(args::<Huge>(request)?.bytes))),
             "deep" => {
+                // Objects, since structuredContent must be one.
                 let mut value = json!("bottom");
                 for _ in 0..args::<Deep>(request)?.levels {
-                    value = Value::Array(vec![value]);
+                    value = json!({ "next": value });
                 }
                 Ok(mcp::CallToolResult::structured(value))
             }
