@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 
 use super::child::{ChildProcess, ChildSpec};
 use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_command};
+use super::http::LimitedHttpClient;
 use super::sse::SseTransport;
 use super::stdio::StdioTransport;
 use crate::AdapterError;
@@ -229,7 +230,8 @@ pub(crate) async fn connect(
             }
         }
         McpTransportConfig::StreamableHttp { url, headers } => {
-            let transport = StreamableHttpClientTransport::from_config(
+            let transport = StreamableHttpClientTransport::with_client(
+                LimitedHttpClient::new()?,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(header_map(headers)?.into_iter().collect::<HashMap<_, _>>()),
             );

@@ -6,7 +6,7 @@
 //! - `child`: the stdio child (process group, stderr to the log, no orphans).
 //! - `supervisor`: restarts with backoff, hang detection, state for `/health`.
 //! - `sse`: the legacy HTTP+SSE transport rmcp lacks.
-//! - `stdio`, `limits`: the stdio transport, and the size cap every transport shares; an answer
+//! - `stdio`, `http`, `limits`: the stdio transport, the client under streamable HTTP, and the size cap every transport shares; an answer
 //!   over it (or too deep to parse) fails its call at once instead of being dropped.
 //! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
 //!
@@ -36,6 +36,7 @@ mod child;
 mod client;
 pub mod config;
 mod convert;
+mod http;
 mod limits;
 mod sse;
 mod stdio;

@@ -52,6 +52,17 @@ async fn issue_8_oversized_and_too_deep_answers_fail_at_once_over_stdio() {
 }
 
 #[tokio::test]
+async fn issue_8_oversized_and_too_deep_answers_fail_at_once_over_streamable_http() {
+    let upstream = spawn_example_http("--http").await;
+    let config = quick(McpConfig::streamable_http(&upstream.url));
+    let adapter = McpAdapter::build("demo-http", &config, &BuildContext::default())
+        .await
+        .unwrap();
+    assert_refused_then_healthy(&adapter).await;
+    adapter.shutdown().await;
+}
+
+#[tokio::test]
 async fn issue_8_oversized_and_too_deep_answers_fail_at_once_over_legacy_sse() {
     let upstream = spawn_example_http("--sse").await;
     let config = quick(McpConfig::sse(&upstream.url));
