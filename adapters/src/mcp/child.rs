@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
@@ -342,7 +342,18 @@ async fn forward_stderr(source: String, stderr: ChildStderr, per_sec: u32) {
     let mut dropped = 0u64;
     // Bytes, not `lines()`: a line that is not UTF-8 must not stop the reading (a child whose
     // stderr pipe fills up blocks).
-    while matches!(reader.read_until(b'\n', &mut buf).await, Ok(n) if n > 0) {
+    // At most MAX_STDERR_LINE bytes of a line are kept: the rest of a longer one is skipped, so
+    // a child writing one endless line costs no memory (the same reason as the message cap).
+    let mut eof = false;
+    while !eof
+        && matches!(
+            (&mut reader).take(MAX_STDERR_LINE as u64).read_until(b'\n', &mut buf).await,
+            Ok(n) if n > 0
+        )
+    {
+        if !buf.ends_with(b"\n") {
+            eof = !skip_line(&mut reader).await;
+        }
         let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
         buf.clear();
         if window.elapsed() >= Duration::from_secs(1) {
@@ -363,6 +374,23 @@ async fn forward_stderr(source: String, stderr: ChildStderr, per_sec: u32) {
     }
     if dropped > 0 {
         tracing::warn!(upstream = %source, dropped, "[{source}] stderr: {dropped} lines not logged (rate limit)");
+    }
+}
+
+/// Skips the rest of the current line; false at end of input.
+async fn skip_line(reader: &mut BufReader<ChildStderr>) -> bool {
+    loop {
+        let (consumed, found) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return false,
+            Ok(available) => match available.iter().position(|b| *b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            },
+        };
+        reader.consume(consumed);
+        if found {
+            return true;
+        }
     }
 }
 

@@ -16,6 +16,7 @@
 //! where the server went. Diagnostics go to stderr. In stdio mode the server exits when its
 //! input closes, as the MCP stdio transport asks.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
@@ -112,7 +113,12 @@ async fn run(options: Options) -> Result<(), String> {
         Mode::Sse(addr) => sse::serve(addr, server).await?,
     }
     if options.ignore_eof {
-        eprintln!("example-mcp-server: input closed; staying up (--ignore-eof)");
+        // Not `eprintln!`: it panics once stderr is closed, and this process must stay up even
+        // when whoever read its stderr is gone.
+        let _ = writeln!(
+            std::io::stderr(),
+            "example-mcp-server: input closed; staying up (--ignore-eof)"
+        );
         std::future::pending::<()>().await;
     }
     Ok(())
