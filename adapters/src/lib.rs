@@ -24,6 +24,17 @@ pub mod openapi;
 
 pub use error::AdapterError;
 
+/// What the bridge tells every adapter it builds, beyond the adapter's own config.
+///
+/// Today that is which environment variables hold the bridge's secrets, so that an MCP stdio
+/// child never sees them (issue 8, defect 2), even with `inherit_env: true`.
+#[derive(Debug, Clone, Default)]
+pub struct BuildContext {
+    /// Names of the environment variables the bridge reads secrets from (the JWT key, API keys,
+    /// every source's credential and header variables). Never passed to a child process.
+    pub secret_env: std::collections::BTreeSet<String>,
+}
+
 /// One validated call, handed to the adapter that owns the tool.
 #[derive(Debug, Clone)]
 pub struct ToolCall {

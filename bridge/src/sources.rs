@@ -178,7 +178,10 @@ impl Source {
                 mapped: OpenApiAdapter::map(config).await?,
             }),
             Upstream::OpenApi(config) => Arc::new(OpenApiAdapter::build(&self.name, config).await?),
-            Upstream::Mcp(config) => McpAdapter::build(&self.name, config).await?,
+            Upstream::Mcp(config) => {
+                McpAdapter::build(&self.name, config, &otc_adapters::BuildContext::default())
+                    .await?
+            }
         })
     }
 

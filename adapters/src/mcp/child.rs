@@ -12,20 +12,37 @@
 //!   real server behind otherwise);
 //! - holds a guard that kills the group when the task itself is dropped (runtime shutdown).
 //!
-//! Remaining gap: if the bridge is killed with `SIGKILL` (or crashes without unwinding), nothing
-//! in the bridge runs. Linux's `PR_SET_PDEATHSIG` would cover that, but it has to be set between
-//! `fork` and `exec`, which needs `unsafe` (forbidden in this workspace). What remains is the MCP
-//! stdio contract: the child's stdin closes when the bridge dies, and a conforming server exits on
-//! end of input (the example server and the reference servers do).
+//! **The bridge dies without running any code** (`SIGKILL`, a crash, `std::process::exit`;
+//! issue 8, defect 11). Nothing in the bridge runs then, and ending the child's stdin is not
+//! enough: a server may ignore end of input, and its own children (`npx` → `node`) never see it.
+//! So each child gets a **watchdog**: a `/bin/sh` running a fixed two-line script, in its own
+//! process group, whose stdin is a pipe only the bridge holds. The kernel closes that pipe
+//! whenever the bridge dies, however it dies; the watchdog's `read` then returns and it sends
+//! `SIGKILL` to the child's whole process group. On a normal stop the bridge kills the watchdog
+//! itself. We chose this over `PR_SET_PDEATHSIG`, which needs `unsafe` in `pre_exec`, fires when
+//! the *thread* that spawned the child ends (tokio's threads come and go), and reaches the child
+//! only, not its children.
+//!
+//! Remaining gaps, on purpose: a grandchild that leaves the process group (`setsid`,
+//! `setpgid`, a daemonising server) escapes, as it escapes `killpg` everywhere (only a cgroup
+//! would hold it); if `/bin/sh` is missing (a distroless image) the child runs without a
+//! watchdog and a warning is logged; between spawning the child and its watchdog there is a
+//! window of a few microseconds.
+//!
+//! **Environment** (issue 8, defect 2): the child starts from an empty environment, gets the
+//! variables in [`PASSED_ENV`] from the bridge's, then the source's `env:`. With `inherit_env`
+//! it gets the bridge's whole environment instead; in both cases never a variable named in
+//! [`ChildSpec::secret_env`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
@@ -34,6 +51,102 @@ use crate::AdapterError;
 /// The longest stderr line logged; longer ones are cut.
 const MAX_STDERR_LINE: usize = 4096;
 
+/// What a child gets from the bridge's environment by default, each with why it is there. A name
+/// ending in `*` is a prefix. None of these holds a credential by convention; proxy variables
+/// (`HTTPS_PROXY=http://user:password@…`) are left out for that reason: give them in `env:`.
+pub(crate) const PASSED_ENV: &[(&str, &str)] = &[
+    (
+        "PATH",
+        "finding programs: `npx`, `uvx`, `node` and whatever they start",
+    ),
+    (
+        "HOME",
+        "per-user configuration and caches (npm's, uv's, pip's)",
+    ),
+    (
+        "USER",
+        "who runs the server; tools read it instead of asking the system",
+    ),
+    ("LOGNAME", "the same, under its POSIX name"),
+    (
+        "LANG",
+        "the locale: encoding of arguments, file names and output",
+    ),
+    ("LC_*", "the locale's categories (LC_ALL, LC_CTYPE, …)"),
+    ("TZ", "the time zone of the server's time stamps"),
+    (
+        "TERM",
+        "some command-line programs refuse to start without it",
+    ),
+    ("TMPDIR", "where temporary files go"),
+    (
+        "SHELL",
+        "servers that run commands through the user's shell",
+    ),
+    (
+        "XDG_*",
+        "base directories of configuration, caches, data and runtime files",
+    ),
+];
+
+/// Whether `name` is in [`PASSED_ENV`].
+fn passed_by_default(name: &str) -> bool {
+    PASSED_ENV
+        .iter()
+        .any(|(pattern, _)| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *pattern,
+        })
+}
+
+/// The child's whole environment: from `bridge` (the bridge's own variables), those allowed by
+/// [`PASSED_ENV`] (or all with `inherit`), never one named in `secret`, then `extra` (`env:`).
+fn child_env(
+    bridge: impl IntoIterator<Item = (OsString, OsString)>,
+    inherit: bool,
+    secret: &BTreeSet<String>,
+    extra: &BTreeMap<String, String>,
+) -> BTreeMap<OsString, OsString> {
+    let mut env: BTreeMap<OsString, OsString> = bridge
+        .into_iter()
+        .filter(|(name, _)| {
+            // A name that is not UTF-8 is nothing we configured or allow-listed.
+            name.to_str()
+                .is_some_and(|name| !secret.contains(name) && (inherit || passed_by_default(name)))
+        })
+        .collect();
+    env.extend(
+        extra
+            .iter()
+            .map(|(name, value)| (OsString::from(name), OsString::from(value))),
+    );
+    env
+}
+
+/// The watchdog's script: wait for end of input (the bridge died or let go), then kill the
+/// group named by `$1`. `read` and `kill` are shell builtins, so it needs no `PATH`.
+const WATCHDOG_SCRIPT: &str = r#"read -r _; kill -s KILL -- "-$1""#;
+
+/// Starts the watchdog of process group `pgid` (see the module docs), or says why it cannot.
+fn spawn_watchdog(pgid: u32) -> std::io::Result<Child> {
+    Command::new("/bin/sh")
+        .args([
+            "-c",
+            WATCHDOG_SCRIPT,
+            "otc-bridge-watchdog",
+            &pgid.to_string(),
+        ])
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own group: a terminal's Ctrl-C must not take it away before the bridge's
+        // orderly shutdown, nor may the child's group kill include it.
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub(crate) struct ChildSpec {
@@ -41,8 +154,12 @@ pub(crate) struct ChildSpec {
     pub source: String,
     /// Program and arguments, already split.
     pub argv: Vec<String>,
-    /// Extra environment.
+    /// Extra environment (`env:`).
     pub env: BTreeMap<String, String>,
+    /// Pass the bridge's whole environment (less `secret_env`) instead of [`PASSED_ENV`].
+    pub inherit_env: bool,
+    /// Variables the bridge reads secrets from; never passed.
+    pub secret_env: BTreeSet<String>,
     /// Working directory.
     pub cwd: Option<PathBuf>,
     /// Log at most this many stderr lines per second.
@@ -67,7 +184,13 @@ impl ChildProcess {
         let mut command = Command::new(program);
         command
             .args(args)
-            .envs(&spec.env)
+            .env_clear()
+            .envs(child_env(
+                std::env::vars_os(),
+                spec.inherit_env,
+                &spec.secret_env,
+                &spec.env,
+            ))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -94,6 +217,13 @@ impl ChildProcess {
                 "the MCP server `{program}` exited before it could be connected"
             )));
         };
+        let watchdog = match spawn_watchdog(pid) {
+            Ok(watchdog) => Some(watchdog),
+            Err(error) => {
+                tracing::warn!(upstream = %spec.source, %error, "Cannot start the watchdog of the MCP server: it may outlive a killed bridge.");
+                None
+            }
+        };
         tokio::spawn(forward_stderr(
             spec.source.clone(),
             stderr,
@@ -101,7 +231,7 @@ impl ChildProcess {
         ));
         let (exit_tx, exit) = watch::channel(None);
         let (stop, stop_rx) = oneshot::channel();
-        tokio::spawn(watch_child(child, pid, stop_rx, exit_tx));
+        tokio::spawn(watch_child(child, watchdog, pid, stop_rx, exit_tx));
         Ok((
             Self {
                 pid,
@@ -154,12 +284,16 @@ impl Drop for GroupGuard {
 
 async fn watch_child(
     mut child: Child,
+    watchdog: Option<Child>,
     pid: u32,
     mut stop: oneshot::Receiver<Duration>,
     exit: watch::Sender<Option<ExitStatus>>,
 ) {
     let Ok(raw) = i32::try_from(pid) else { return };
     let group = GroupGuard(Pid::from_raw(raw));
+    // Dropped (so killed: `kill_on_drop`) with this task, after the group; never earlier, since
+    // its end of input is what tells it to kill the group.
+    let mut watchdog = watchdog;
     let status = tokio::select! {
         status = child.wait() => status,
         request = &mut stop => {
@@ -183,6 +317,10 @@ async fn watch_child(
         }
     };
     drop(group);
+    if let Some(watchdog) = watchdog.as_mut() {
+        // The group is gone; the watchdog must not live on to kill a reused group id.
+        let _ = watchdog.kill().await;
+    }
     match status {
         Ok(status) => {
             exit.send_replace(Some(status));
@@ -204,7 +342,18 @@ async fn forward_stderr(source: String, stderr: ChildStderr, per_sec: u32) {
     let mut dropped = 0u64;
     // Bytes, not `lines()`: a line that is not UTF-8 must not stop the reading (a child whose
     // stderr pipe fills up blocks).
-    while matches!(reader.read_until(b'\n', &mut buf).await, Ok(n) if n > 0) {
+    // At most MAX_STDERR_LINE bytes of a line are kept: the rest of a longer one is skipped, so
+    // a child writing one endless line costs no memory (the same reason as the message cap).
+    let mut eof = false;
+    while !eof
+        && matches!(
+            (&mut reader).take(MAX_STDERR_LINE as u64).read_until(b'\n', &mut buf).await,
+            Ok(n) if n > 0
+        )
+    {
+        if !buf.ends_with(b"\n") {
+            eof = !skip_line(&mut reader).await;
+        }
         let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
         buf.clear();
         if window.elapsed() >= Duration::from_secs(1) {
@@ -228,6 +377,23 @@ async fn forward_stderr(source: String, stderr: ChildStderr, per_sec: u32) {
     }
 }
 
+/// Skips the rest of the current line; false at end of input.
+async fn skip_line(reader: &mut BufReader<ChildStderr>) -> bool {
+    loop {
+        let (consumed, found) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return false,
+            Ok(available) => match available.iter().position(|b| *b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            },
+        };
+        reader.consume(consumed);
+        if found {
+            return true;
+        }
+    }
+}
+
 fn cut(line: &str, max: usize) -> &str {
     if line.len() <= max {
         return line;
@@ -237,4 +403,44 @@ fn cut(line: &str, max: usize) -> &str {
         end -= 1;
     }
     &line[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(n, v)| (OsString::from(n), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn issue_8_child_env_is_minimal_and_never_has_secrets() {
+        let bridge = vars(&[
+            ("PATH", "/bin"),
+            ("LC_ALL", "C.UTF-8"),
+            ("OTC_JWT_SECRET", "k"),
+            ("GITHUB_TOKEN", "t"),
+            ("EDITOR", "vi"),
+        ]);
+        let secret = BTreeSet::from(["OTC_JWT_SECRET".to_owned(), "LC_ALL".to_owned()]);
+        let extra = BTreeMap::from([("LOG".to_owned(), "debug".to_owned())]);
+        let names = |env: BTreeMap<OsString, OsString>| -> Vec<String> {
+            env.into_keys().map(|k| k.into_string().unwrap()).collect()
+        };
+        assert_eq!(
+            names(child_env(bridge.clone(), false, &BTreeSet::new(), &extra)),
+            ["LC_ALL", "LOG", "PATH"]
+        );
+        assert_eq!(
+            names(child_env(bridge.clone(), false, &secret, &extra)),
+            ["LOG", "PATH"]
+        );
+        assert_eq!(
+            names(child_env(bridge, true, &secret, &extra)),
+            ["EDITOR", "GITHUB_TOKEN", "LOG", "PATH"]
+        );
+    }
 }

@@ -7,7 +7,7 @@
 //! server answers with (rmcp negotiates). The [`Handler`] turns `list_changed` into a tick on the
 //! adapter's catalog channel.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +25,9 @@ use tokio::task::JoinHandle;
 
 use super::child::{ChildProcess, ChildSpec};
 use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_command};
+use super::http::LimitedHttpClient;
 use super::sse::SseTransport;
+use super::stdio::StdioTransport;
 use crate::AdapterError;
 
 /// Receives what the server sends on its own.
@@ -168,6 +170,7 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
 pub(crate) async fn connect(
     source: &str,
     config: &McpConfig,
+    secret_env: &BTreeSet<String>,
     handler: Handler,
 ) -> Result<Session, AdapterError> {
     let timeout = config.startup_timeout();
@@ -184,18 +187,22 @@ pub(crate) async fn connect(
             command,
             args,
             env,
+            inherit_env,
             cwd,
         } => {
             let spec = ChildSpec {
                 source: source.to_owned(),
                 argv: split_command(command, args)?,
                 env: env.clone(),
+                inherit_env: *inherit_env,
+                secret_env: secret_env.clone(),
                 cwd: cwd.clone(),
                 stderr_lines_per_sec: config.stderr_lines_per_sec,
             };
             let (child, stdout, stdin) = ChildProcess::spawn(&spec)?;
             let mut exit = child.exit();
-            let served = tokio::time::timeout(timeout, handler.serve((stdout, stdin))).await;
+            let transport = StdioTransport::new(stdout, stdin);
+            let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
             match served {
                 Ok(Ok(service)) => Ok(Session::new(service, Some(child))),
                 Ok(Err(error)) => {
@@ -223,7 +230,8 @@ pub(crate) async fn connect(
             }
         }
         McpTransportConfig::StreamableHttp { url, headers } => {
-            let transport = StreamableHttpClientTransport::from_config(
+            let transport = StreamableHttpClientTransport::with_client(
+                LimitedHttpClient::new()?,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(header_map(headers)?.into_iter().collect::<HashMap<_, _>>()),
             );

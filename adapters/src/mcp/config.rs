@@ -7,7 +7,8 @@
 //!   type: stdio                      # or streamable_http / sse
 //!   command: "npx -y @modelcontextprotocol/server-everything stdio"
 //!   args: ["--verbose"]              # appended to what `command` splits into
-//!   env: { LOG_LEVEL: debug }
+//!   env: { LOG_LEVEL: debug }       # on top of a minimal environment (see below)
+//!   inherit_env: false               # true: the bridge's whole environment, less its secrets
 //!   cwd: /srv/mcp
 //! toolkit: Everything                # else serverInfo.name
 //! version: 2.0.0                     # else serverInfo.version
@@ -18,8 +19,14 @@
 //! HTTP transports take `url` and `headers`, each header given by value or read from an
 //! environment variable at start-up: `headers: { Authorization: { env: MCP_TOKEN } }` (the value of
 //! the variable is sent as it is, so put `Bearer …` in the variable). Values are never logged.
+//!
+//! A stdio child does not inherit the bridge's environment (issue 8, defect 2: the bridge holds
+//! the JWT key, API keys and other sources' credentials). It gets the few variables programs
+//! need to run (`PATH`, `HOME`, locale…, listed with their reasons in `child.rs`) plus `env:`.
+//! `inherit_env: true` restores the whole environment, still without the variables the bridge
+//! reads secrets from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -68,9 +75,14 @@ pub enum McpTransportConfig {
         /// Extra arguments appended after those in `command`.
         #[serde(default)]
         args: Vec<String>,
-        /// Environment variables set for the child (on top of the bridge's own environment).
+        /// Environment variables set for the child, on top of a minimal environment (or of the
+        /// bridge's, less its secrets, with `inherit_env`).
         #[serde(default)]
         env: BTreeMap<String, String>,
+        /// Pass the bridge's whole environment to the child, except the variables the bridge
+        /// reads secrets from. Default `false`: only a minimal environment plus `env`.
+        #[serde(default)]
+        inherit_env: bool,
         /// The child's working directory; default: the bridge's.
         #[serde(default)]
         cwd: Option<PathBuf>,
@@ -192,6 +204,7 @@ impl McpConfig {
             command: command_line.to_owned(),
             args: Vec::new(),
             env: BTreeMap::new(),
+            inherit_env: false,
             cwd: None,
         })
     }
@@ -236,6 +249,24 @@ impl McpConfig {
             McpTransportConfig::StreamableHttp { url, .. } => format!("streamable HTTP {url}"),
             McpTransportConfig::Sse { url, .. } => format!("SSE {url}"),
         }
+    }
+
+    /// The environment variables this source reads secrets from (its `headers: {X: {env: VAR}}`).
+    /// The bridge adds them to [`BuildContext::secret_env`](crate::BuildContext) so that no other
+    /// source's child sees them; the adapter also withholds them from its own child.
+    pub fn secret_env(&self) -> BTreeSet<String> {
+        let headers = match &self.transport {
+            McpTransportConfig::Stdio { .. } => return BTreeSet::new(),
+            McpTransportConfig::StreamableHttp { headers, .. }
+            | McpTransportConfig::Sse { headers, .. } => headers,
+        };
+        headers
+            .values()
+            .filter_map(|value| match value {
+                HeaderValueConfig::Env(var) => Some(var.clone()),
+                HeaderValueConfig::Value(_) => None,
+            })
+            .collect()
     }
 
     pub(crate) fn startup_timeout(&self) -> Duration {
@@ -286,6 +317,19 @@ restart: { initial_backoff_ms: 10 }
         assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
         let bad = "transport: { type: sse, url: 'http://x' }\ntoolkt: X";
         assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
+        let McpTransportConfig::Stdio { inherit_env, .. } = &config.transport else {
+            panic!("not stdio")
+        };
+        assert!(!inherit_env, "a child inherits nothing unless asked");
+        let yaml = "transport: { type: stdio, command: x, inherit_env: true }";
+        let config: McpConfig = serde_yaml::from_str(yaml).unwrap();
+        assert!(matches!(
+            config.transport,
+            McpTransportConfig::Stdio {
+                inherit_env: true,
+                ..
+            }
+        ));
         let http = "transport: { type: streamable_http, url: 'http://x/mcp', headers: { Authorization: { env: TOKEN } } }";
         let config: McpConfig = serde_yaml::from_str(http).unwrap();
         assert_eq!(
@@ -299,6 +343,7 @@ restart: { initial_backoff_ms: 10 }
                 .into()
             })
         );
+        assert_eq!(config.secret_env(), BTreeSet::from(["TOKEN".to_owned()]));
     }
 
     #[test]

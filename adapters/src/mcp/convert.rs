@@ -6,8 +6,9 @@
 //! - `isError: true` is [`AdapterError::ToolFailed`]: the text blocks are the message (the tool
 //!   wrote them for the model), the whole result goes to `details`.
 //! - A JSON-RPC error is [`AdapterError::InvalidArguments`] for invalid-params (the model can
-//!   correct itself) and [`AdapterError::Protocol`] otherwise. A closed transport is decided by
-//!   the caller, which knows whether a child exited.
+//!   correct itself) and [`AdapterError::Protocol`] otherwise; one the transport synthesized for
+//!   an answer it refused is [`AdapterError::ResponseTooLarge`] or a `Protocol` error saying so.
+//!   A closed transport is decided by the caller, which knows whether a child exited.
 
 use rmcp::ServiceError;
 use rmcp::model as mcp;
@@ -59,6 +60,11 @@ pub(crate) enum Failure {
 
 /// Classifies an rmcp error.
 pub(crate) fn service_error(error: ServiceError) -> Failure {
+    if let ServiceError::McpError(data) = &error
+        && let Some(refused) = super::limits::classify(data)
+    {
+        return Failure::Error(refused);
+    }
     match error {
         ServiceError::McpError(data) if data.code == mcp::ErrorCode::INVALID_PARAMS => {
             Failure::Error(AdapterError::InvalidArguments {
@@ -146,5 +152,133 @@ mod tests {
             service_error(ServiceError::TransportClosed),
             Failure::Lost(_)
         ));
+    }
+
+    mod properties {
+        //! Issue 8: arbitrary results never panic and always take the shapes of the module docs.
+
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+
+        use super::*;
+
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![Just(String::new()), Just("  ".to_owned()), any::<String>()]
+        }
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>().prop_map(Value::from),
+                text().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 32, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::btree_map(text(), inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// One MCP content block of any kind, as a server would write it.
+        fn block() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                text().prop_map(|t| json!({"type": "text", "text": t})),
+                (text(), text())
+                    .prop_map(|(d, m)| json!({"type": "image", "data": d, "mimeType": m})),
+                (text(), text())
+                    .prop_map(|(d, m)| json!({"type": "audio", "data": d, "mimeType": m})),
+                (text(), text()).prop_map(
+                    |(u, t)| json!({"type": "resource", "resource": {"uri": u, "text": t}})
+                ),
+                (text(), text())
+                    .prop_map(|(u, n)| json!({"type": "resource_link", "uri": u, "name": n})),
+            ]
+        }
+
+        fn call_tool_result() -> impl Strategy<Value = Value> {
+            (
+                prop::collection::vec(block(), 0..5),
+                prop::option::of(json_value()),
+                prop::option::of(any::<bool>()),
+            )
+                .prop_map(|(content, structured, is_error)| {
+                    let mut result = json!({ "content": content });
+                    if let Some(structured) = structured {
+                        result["structuredContent"] = structured;
+                    }
+                    if let Some(is_error) = is_error {
+                        result["isError"] = Value::Bool(is_error);
+                    }
+                    result
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn issue_8_call_results_take_the_documented_shapes(raw in call_tool_result()) {
+                // A shape rmcp refuses never reaches the conversion; everything else must convert.
+                let Ok(parsed) = serde_json::from_value::<mcp::CallToolResult>(raw.clone()) else {
+                    return Err(TestCaseError::reject("not a CallToolResult for rmcp"));
+                };
+                let content = raw["content"].as_array().cloned().unwrap_or_default();
+                let texts: Vec<&str> = content
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect();
+                match (raw["isError"] == true, call_result(parsed)) {
+                    (true, Err(AdapterError::ToolFailed { message, details })) => {
+                        let joined = texts.join("\n");
+                        if joined.trim().is_empty() {
+                            prop_assert_eq!(message, "the tool reported an error without a message");
+                        } else {
+                            prop_assert_eq!(message, joined);
+                        }
+                        prop_assert_eq!(&details.unwrap()["isError"], &json!(true));
+                    }
+                    (false, Ok(value)) => match raw.get("structuredContent") {
+                        Some(structured) => prop_assert_eq!(&value, structured),
+                        None if content.len() == 1 && content[0]["type"] == "text" => {
+                            prop_assert_eq!(&value, &content[0]["text"]);
+                        }
+                        None => {
+                            let blocks = value.as_array().expect("a list of content blocks");
+                            prop_assert_eq!(blocks.len(), content.len());
+                            for (block, sent) in blocks.iter().zip(&content) {
+                                prop_assert_eq!(&block["type"], &sent["type"]);
+                            }
+                        }
+                    },
+                    (is_error, other) => {
+                        prop_assert!(false, "isError {} gave {:?}", is_error, other);
+                    }
+                }
+            }
+
+            #[test]
+            fn issue_8_json_rpc_errors_are_classified(code in any::<i32>(), message in text()) {
+                let error = ServiceError::McpError(mcp::ErrorData::new(
+                    mcp::ErrorCode(code),
+                    message.clone(),
+                    None,
+                ));
+                match service_error(error) {
+                    Failure::Error(AdapterError::InvalidArguments { message: m }) => {
+                        prop_assert_eq!(code, mcp::ErrorCode::INVALID_PARAMS.0);
+                        prop_assert_eq!(m, message);
+                    }
+                    Failure::Error(AdapterError::Protocol { .. }) => {
+                        prop_assert_ne!(code, mcp::ErrorCode::INVALID_PARAMS.0);
+                    }
+                    other => prop_assert!(false, "{:?}", other),
+                }
+            }
+        }
     }
 }

@@ -6,6 +6,8 @@
 //! - `child`: the stdio child (process group, stderr to the log, no orphans).
 //! - `supervisor`: restarts with backoff, hang detection, state for `/health`.
 //! - `sse`: the legacy HTTP+SSE transport rmcp lacks.
+//! - `stdio`, `http`, `limits`: the stdio transport, the client under streamable HTTP, and the size cap every transport shares; an answer
+//!   over it (or too deep to parse) fails its call at once instead of being dropped.
 //! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
 //!
 //! Translation of tool lists is pure and lives in `otc_mappings::mcp`. Calls multiplex over one
@@ -13,6 +15,7 @@
 //! A call whose future is dropped (the bridge's timeout) sends `notifications/cancelled`
 //! upstream: rmcp's `call_tool` does that on drop.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, RwLock};
@@ -27,13 +30,16 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::{Adapter, AdapterError, SourceState, ToolCall};
+use crate::{Adapter, AdapterError, BuildContext, SourceState, ToolCall};
 
 mod child;
 mod client;
 pub mod config;
 mod convert;
+mod http;
+mod limits;
 mod sse;
+mod stdio;
 mod supervisor;
 
 pub use config::{HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
@@ -55,6 +61,8 @@ pub struct McpAdapter {
 pub(crate) struct Shared {
     name: String,
     config: McpConfig,
+    /// Variables never passed to a child: the bridge's secrets and this source's own.
+    secret_env: BTreeSet<String>,
     state: watch::Sender<SourceState>,
     catalog: Arc<watch::Sender<u64>>,
     live: RwLock<Option<Live>>,
@@ -83,21 +91,30 @@ impl McpAdapter {
     /// Starts the server (or connects to it) and runs `initialize`, within
     /// `startup_timeout_secs`. A command that cannot be spawned, a server that exits during
     /// start-up, or an unreachable URL is an [`AdapterError::Setup`] or
-    /// [`AdapterError::Unreachable`] naming the upstream.
-    pub async fn build(name: &str, config: &McpConfig) -> Result<Arc<Self>, AdapterError> {
+    /// [`AdapterError::Unreachable`] naming the upstream. A stdio child never sees the variables
+    /// named in `cx.secret_env` (nor this source's own header variables).
+    pub async fn build(
+        name: &str,
+        config: &McpConfig,
+        cx: &BuildContext,
+    ) -> Result<Arc<Self>, AdapterError> {
         let (catalog, _) = watch::channel(0);
         let catalog = Arc::new(catalog);
         let (state, _) = watch::channel(SourceState::Starting);
         let (shutdown, _) = watch::channel(false);
+        let mut secret_env = cx.secret_env.clone();
+        secret_env.extend(config.secret_env());
         let shared = Arc::new(Shared {
             name: name.to_owned(),
             config: config.clone(),
+            secret_env,
             state,
             catalog: catalog.clone(),
             live: RwLock::new(None),
             shutdown,
         });
-        let session = client::connect(name, config, Handler::new(catalog)).await?;
+        let session =
+            client::connect(name, config, &shared.secret_env, Handler::new(catalog)).await?;
         shared.publish(&session);
         let supervisor = tokio::spawn(supervisor::run(shared.clone(), session));
         Ok(Arc::new(Self {

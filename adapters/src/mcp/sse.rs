@@ -7,6 +7,12 @@
 //! stream as a `message` event. A reader task parses the stream into a channel, and each `POST`
 //! runs as its own future, so concurrent requests are not serialised.
 //!
+//! The stream is parsed here rather than by `sse-stream`, which buffers an event of any size
+//! (issue 8, defect 10: one endless event grew the bridge by 300 MB). A line and an event's data
+//! are each capped at [`MAX_MESSAGE_BYTES`]; past it the event is refused, its remaining bytes
+//! only go through the id scanner, and a response gets a refusal for its id (see
+//! [`super::limits`]), so the call fails at once and, once the event ends, the session goes on.
+//!
 //! The endpoint must have the stream's origin: configured headers (a token, say) are sent with
 //! every `POST`, and must not go to a host the server names.
 
@@ -14,15 +20,17 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::VecDeque;
+
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, HeaderMap};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use sse_stream::SseStream;
 use tokio::sync::mpsc;
 use url::Url;
 
+use super::limits::{MAX_MESSAGE_BYTES, Refusal, TopLevel, refused, response_id};
 use crate::AdapterError;
 
 /// How many server messages may wait for rmcp to read them.
@@ -77,11 +85,15 @@ impl SseTransport {
                 source: None,
             });
         }
-        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let mut bytes = response.bytes_stream();
+        let mut decoder = SseDecoder::default();
+        let mut items = VecDeque::new();
         let endpoint = loop {
-            match events.next().await {
-                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    let data = event.data.unwrap_or_default();
+            match items.pop_front() {
+                Some(SseItem::Event {
+                    name: Some(name),
+                    data,
+                }) if name == "endpoint" => {
                     let endpoint = url.join(data.trim()).map_err(|e| AdapterError::Protocol {
                         message: format!("the SSE endpoint event `{data}` is not a URL: {e}"),
                         source: None,
@@ -96,40 +108,38 @@ impl SseTransport {
                     }
                     break endpoint;
                 }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    return Err(AdapterError::Protocol {
-                        message: format!("the SSE stream is malformed: {e}"),
-                        source: None,
-                    });
-                }
-                None => {
-                    return Err(AdapterError::ConnectionLost {
-                        message: "the SSE stream ended before it named its endpoint".to_owned(),
-                    });
-                }
+                Some(_) => {}
+                None => match bytes.next().await {
+                    Some(Ok(chunk)) => decoder.feed(&chunk, &mut items),
+                    Some(Err(e)) => {
+                        return Err(AdapterError::Protocol {
+                            message: format!("the SSE stream broke: {e}"),
+                            source: None,
+                        });
+                    }
+                    None => {
+                        return Err(AdapterError::ConnectionLost {
+                            message: "the SSE stream ended before it named its endpoint".to_owned(),
+                        });
+                    }
+                },
             }
         };
         let (tx, incoming) = mpsc::channel(INCOMING_BUFFER);
         let reader = tokio::spawn(async move {
-            while let Some(event) = events.next().await {
-                let Ok(event) = event else {
-                    // A broken stream ends the session; rmcp sees the channel close.
-                    break;
-                };
-                if !matches!(event.event.as_deref(), None | Some("message")) {
-                    continue;
+            loop {
+                while let Some(item) = items.pop_front() {
+                    let Some(message) = deliverable(item) else {
+                        continue;
+                    };
+                    if tx.send(message).await.is_err() {
+                        return;
+                    }
                 }
-                let Some(data) = event.data else { continue };
-                match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                    Ok(message) => {
-                        if tx.send(message).await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "Ignoring an SSE message that is not JSON-RPC.");
-                    }
+                match bytes.next().await {
+                    Some(Ok(chunk)) => decoder.feed(&chunk, &mut items),
+                    // A broken or ended stream ends the session; rmcp sees the channel close.
+                    _ => return,
                 }
             }
         });
@@ -178,5 +188,243 @@ impl Transport<RoleClient> for SseTransport {
 impl Drop for SseTransport {
     fn drop(&mut self) {
         self.reader.abort();
+    }
+}
+
+/// What a decoded SSE item means for rmcp: a server message, a refusal standing for one, or
+/// nothing (other event types, unreadable messages nobody waits for).
+fn deliverable(item: SseItem) -> Option<ServerJsonRpcMessage> {
+    match item {
+        SseItem::Refused(message) => Some(*message),
+        SseItem::Event { name, data } => {
+            if !matches!(name.as_deref(), None | Some("message")) {
+                return None;
+            }
+            match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+                Ok(message) => Some(message),
+                Err(error) => match response_id(data.as_bytes()) {
+                    Some(id) => refused(&id, Refusal::Malformed),
+                    None => {
+                        tracing::warn!(%error, "Ignoring an SSE message that is not JSON-RPC.");
+                        None
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// One decoded piece of the event stream.
+#[derive(Debug)]
+enum SseItem {
+    /// A whole event with data.
+    Event {
+        /// Its `event:` field.
+        name: Option<String>,
+        /// Its `data:` lines, joined with `\n`.
+        data: String,
+    },
+    /// An event over the cap that was a response: the refusal for its id.
+    Refused(Box<ServerJsonRpcMessage>),
+}
+
+/// An incremental, bounded parser of `text/event-stream` (the WHATWG rules for lines, `data`
+/// and `event`; `id`, `retry` and comments are ignored: the legacy transport never resumes).
+#[derive(Debug, Default)]
+struct SseDecoder {
+    /// The line read so far, at most the cap.
+    line: Vec<u8>,
+    /// The last line ended with `\r`: a `\n` right after it ends nothing.
+    after_cr: bool,
+    name: Option<String>,
+    data: Vec<u8>,
+    has_data: bool,
+    /// The current event is over the cap.
+    over: Option<OverCap>,
+}
+
+#[derive(Debug, Default)]
+struct OverCap {
+    scan: TopLevel,
+    answered: bool,
+    /// Bytes in the current line (only whether it is empty matters).
+    line_len: usize,
+}
+
+impl SseDecoder {
+    /// Parses `chunk`, appending what it completes to `out`.
+    fn feed(&mut self, mut chunk: &[u8], out: &mut VecDeque<SseItem>) {
+        while !chunk.is_empty() {
+            if self.after_cr && chunk[0] == b'\n' {
+                self.after_cr = false;
+                chunk = &chunk[1..];
+                continue;
+            }
+            self.after_cr = false;
+            let end = chunk.iter().position(|b| *b == b'\n' || *b == b'\r');
+            let segment = &chunk[..end.unwrap_or(chunk.len())];
+            self.segment(segment, out);
+            match end {
+                Some(i) => {
+                    self.after_cr = chunk[i] == b'\r';
+                    self.end_line(out);
+                    chunk = &chunk[i + 1..];
+                }
+                None => chunk = &[],
+            }
+        }
+    }
+
+    /// Part of a line, without its terminator.
+    fn segment(&mut self, segment: &[u8], out: &mut VecDeque<SseItem>) {
+        if self.over.is_none() && self.line.len() + segment.len() > MAX_MESSAGE_BYTES {
+            let mut over = OverCap::default();
+            over.scan.feed(&self.data);
+            over.scan.feed(strip_field(&self.line));
+            over.line_len = self.line.len();
+            self.line = Vec::new();
+            self.data = Vec::new();
+            self.over = Some(over);
+        }
+        match self.over.as_mut() {
+            Some(over) => {
+                over.scan.feed(segment);
+                over.line_len += segment.len();
+                Self::answer_early(over, out);
+            }
+            None => self.line.extend_from_slice(segment),
+        }
+    }
+
+    fn answer_early(over: &mut OverCap, out: &mut VecDeque<SseItem>) {
+        if !over.answered
+            && let Some(id) = over.scan.response_id()
+        {
+            over.answered = true;
+            out.extend(refused(&id, Refusal::TooLarge).map(|m| SseItem::Refused(Box::new(m))));
+        }
+    }
+
+    fn end_line(&mut self, out: &mut VecDeque<SseItem>) {
+        if let Some(over) = self.over.as_mut() {
+            if over.line_len > 0 {
+                over.line_len = 0;
+                return;
+            }
+            // A blank line: the refused event is over.
+            if !over.answered {
+                tracing::warn!(
+                    limit = MAX_MESSAGE_BYTES,
+                    "Dropping an SSE event over the size limit that is not a response."
+                );
+            }
+            self.over = None;
+            self.name = None;
+            self.has_data = false;
+            return;
+        }
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            if self.has_data {
+                out.push_back(SseItem::Event {
+                    name: self.name.take(),
+                    data: String::from_utf8_lossy(&self.data).into_owned(),
+                });
+            }
+            self.name = None;
+            self.data.clear();
+            self.has_data = false;
+            return;
+        }
+        let (field, value) = match line.iter().position(|b| *b == b':') {
+            Some(i) => (&line[..i], &line[i + 1..]),
+            None => (&line[..], &[][..]),
+        };
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        match field {
+            b"data" => {
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.has_data = true;
+                self.data.extend_from_slice(value);
+                if self.data.len() > MAX_MESSAGE_BYTES {
+                    let mut over = OverCap::default();
+                    over.scan.feed(&self.data);
+                    self.data = Vec::new();
+                    Self::answer_early(&mut over, out);
+                    self.over = Some(over);
+                }
+            }
+            b"event" => self.name = Some(String::from_utf8_lossy(value).into_owned()),
+            _ => {}
+        }
+    }
+}
+
+/// The value of a `data:` line (what the scanner should see), or the whole line.
+fn strip_field(line: &[u8]) -> &[u8] {
+    match line.strip_prefix(b"data:") {
+        Some(value) => value.strip_prefix(b" ").unwrap_or(value),
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(chunks: &[&[u8]]) -> Vec<SseItem> {
+        let mut decoder = SseDecoder::default();
+        let mut out = VecDeque::new();
+        for chunk in chunks {
+            decoder.feed(chunk, &mut out);
+        }
+        out.into()
+    }
+
+    #[test]
+    fn events_follow_the_line_rules() {
+        let items = decode(&[
+            b"event: endpoint\r\ndata: /m?s=1\r",
+            b"\n\r\n: c\n",
+            b"data: a\ndata: b\n\n",
+        ]);
+        let events: Vec<(Option<String>, String)> = items
+            .into_iter()
+            .map(|i| match i {
+                SseItem::Event { name, data } => (name, data),
+                SseItem::Refused(_) => panic!("refused"),
+            })
+            .collect();
+        assert_eq!(
+            events,
+            [
+                (Some("endpoint".to_owned()), "/m?s=1".to_owned()),
+                (None, "a\nb".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn issue_8_an_event_over_the_cap_is_refused_without_being_kept() {
+        let mut decoder = SseDecoder::default();
+        let mut out = VecDeque::new();
+        decoder.feed(
+            br#"data: {"jsonrpc":"2.0","id":9,"result":{"t":""#,
+            &mut out,
+        );
+        let block = vec![b'x'; 1024 * 1024];
+        for _ in 0..20 {
+            decoder.feed(&block, &mut out);
+            assert!(decoder.line.len() <= MAX_MESSAGE_BYTES);
+            assert!(decoder.data.len() <= MAX_MESSAGE_BYTES);
+        }
+        assert!(matches!(out.pop_front(), Some(SseItem::Refused(_))));
+        decoder.feed(b"\"}}\n\ndata: {}\n\n", &mut out);
+        assert!(
+            matches!(out.pop_front(), Some(SseItem::Event { .. })),
+            "the stream goes on"
+        );
     }
 }

@@ -5,12 +5,18 @@
 //! example-mcp-server                      # stdio (JSON-RPC on stdin/stdout)
 //! example-mcp-server --http 127.0.0.1:0   # streamable HTTP; prints http://ADDR/mcp
 //! example-mcp-server --sse 127.0.0.1:0    # legacy HTTP+SSE; prints http://ADDR/sse
+//!
+//! # fault options, for the bridge's regression tests (issue 8):
+//! --fault-tools     # also list `env`, `huge` and `deep` (see `tools`)
+//! --ignore-eof      # stdio: keep running after stdin closes, like a careless server
+//! --grandchild      # start a child (`sleep`) in our process group, like `npx` → `node`
 //! ```
 //!
 //! In the HTTP modes the URL is the first line on stdout, so a test can bind port 0 and read
 //! where the server went. Diagnostics go to stderr. In stdio mode the server exits when its
 //! input closes, as the MCP stdio transport asks.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
@@ -29,30 +35,49 @@ enum Mode {
     Sse(SocketAddr),
 }
 
-fn parse_args() -> Result<Mode, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [] => Ok(Mode::Stdio),
-        [flag, addr] if flag == "--http" || flag == "--sse" => {
-            let addr = addr
-                .parse()
-                .map_err(|e| format!("`{addr}` is not a socket address: {e}"))?;
-            Ok(if flag == "--http" {
-                Mode::Http(addr)
-            } else {
-                Mode::Sse(addr)
-            })
+struct Options {
+    mode: Mode,
+    fault_tools: bool,
+    ignore_eof: bool,
+    grandchild: bool,
+}
+
+const USAGE: &str = "usage: example-mcp-server [--http ADDR | --sse ADDR] [--fault-tools] [--ignore-eof] [--grandchild]";
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        mode: Mode::Stdio,
+        fault_tools: false,
+        ignore_eof: false,
+        grandchild: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" | "--sse" => {
+                let addr = args.next().ok_or(USAGE)?;
+                let addr = addr
+                    .parse()
+                    .map_err(|e| format!("`{addr}` is not a socket address: {e}"))?;
+                options.mode = if arg == "--http" {
+                    Mode::Http(addr)
+                } else {
+                    Mode::Sse(addr)
+                };
+            }
+            "--fault-tools" => options.fault_tools = true,
+            "--ignore-eof" => options.ignore_eof = true,
+            "--grandchild" => options.grandchild = true,
+            _ => return Err(USAGE.to_owned()),
         }
-        _ => Err("usage: example-mcp-server [--http ADDR | --sse ADDR]".to_owned()),
     }
+    Ok(options)
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let result = match parse_args() {
-        Ok(Mode::Stdio) => stdio().await,
-        Ok(Mode::Http(addr)) => http(addr).await,
-        Ok(Mode::Sse(addr)) => sse::serve(addr).await,
+        Ok(options) => run(options).await,
         Err(usage) => Err(usage),
     };
     match result {
@@ -64,8 +89,43 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn stdio() -> Result<(), String> {
-    let service = DemoServer::default()
+async fn run(options: Options) -> Result<(), String> {
+    let server = if options.fault_tools {
+        DemoServer::with_fault_tools()
+    } else {
+        DemoServer::default()
+    };
+    // Kept until we exit; never waited for: it is meant to outlive us if nobody kills it.
+    let _grandchild = if options.grandchild {
+        let child = std::process::Command::new("sleep")
+            .arg("3600")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start the grandchild: {e}"))?;
+        eprintln!("example-mcp-server: grandchild {}", child.id());
+        Some(child)
+    } else {
+        None
+    };
+    match options.mode {
+        Mode::Stdio => stdio(server).await?,
+        Mode::Http(addr) => http(addr, server).await?,
+        Mode::Sse(addr) => sse::serve(addr, server).await?,
+    }
+    if options.ignore_eof {
+        // Not `eprintln!`: it panics once stderr is closed, and this process must stay up even
+        // when whoever read its stderr is gone.
+        let _ = writeln!(
+            std::io::stderr(),
+            "example-mcp-server: input closed; staying up (--ignore-eof)"
+        );
+        std::future::pending::<()>().await;
+    }
+    Ok(())
+}
+
+async fn stdio(server: DemoServer) -> Result<(), String> {
+    let service = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("cannot start on stdio: {e}"))?;
@@ -76,9 +136,8 @@ async fn stdio() -> Result<(), String> {
     Ok(())
 }
 
-async fn http(addr: SocketAddr) -> Result<(), String> {
+async fn http(addr: SocketAddr, server: DemoServer) -> Result<(), String> {
     // One DemoServer for all sessions: counters are per process, like the stdio mode.
-    let server = DemoServer::default();
     let service: StreamableHttpService<DemoServer, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(server.clone()),

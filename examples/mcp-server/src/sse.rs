@@ -39,11 +39,15 @@ struct SessionQuery {
 }
 
 /// Serves the legacy transport on `addr` and prints the stream URL.
-pub(crate) async fn serve(addr: SocketAddr) -> Result<(), String> {
+pub(crate) async fn serve(addr: SocketAddr, server: DemoServer) -> Result<(), String> {
+    let sessions = Sessions {
+        server,
+        ..Sessions::default()
+    };
     let app = axum::Router::new()
         .route("/sse", get(open))
         .route("/message", post(message))
-        .with_state(Sessions::default());
+        .with_state(sessions);
     crate::serve_announced(addr, app, "/sse").await
 }
 

@@ -13,6 +13,15 @@
 //! | `toggle_extra` | adds or removes the tool `extra` and sends `notifications/tools/list_changed` |
 //! | `stats` | calls and cancellations seen; waits until `wait_for_cancelled` cancellations |
 //!
+//! Fault tools, for the bridge's regression tests (issue 8). They are always callable but listed
+//! only with `--fault-tools`, so the demo catalog stays small:
+//!
+//! | tool | what it does |
+//! |---|---|
+//! | `env` | the process's environment, as `structuredContent` `{"vars": {NAME: VALUE}}` |
+//! | `huge` | a text answer of `bytes` bytes (default 17 MiB: past every transport's 16 MiB cap) |
+//! | `deep` | `structuredContent` nested `levels` objects deep (default 200: past serde's 128) |
+//!
 //! Arguments that do not fit a tool are a JSON-RPC invalid-params error. `tools/list` is paged
 //! (`PAGE_SIZE` tools per page) so clients must follow `nextCursor`.
 
@@ -35,6 +44,8 @@ const PAGE_SIZE: usize = 3;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DemoServer {
     state: Arc<State>,
+    /// List the fault tools too.
+    list_faults: bool,
 }
 
 #[derive(Debug)]
@@ -172,6 +183,26 @@ fn base_tools() -> Vec<mcp::Tool> {
     ]
 }
 
+fn fault_tools() -> Vec<mcp::Tool> {
+    vec![
+        tool(json!({
+            "name": "env",
+            "description": "The server process's environment variables.",
+            "inputSchema": {"type": "object", "properties": {}}
+        })),
+        tool(json!({
+            "name": "huge",
+            "description": "A text answer of `bytes` bytes.",
+            "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer", "minimum": 0}}}
+        })),
+        tool(json!({
+            "name": "deep",
+            "description": "An answer nested `levels` objects deep.",
+            "inputSchema": {"type": "object", "properties": {"levels": {"type": "integer", "minimum": 0}}}
+        })),
+    ]
+}
+
 fn extra_tool() -> mcp::Tool {
     tool(json!({
         "name": "extra",
@@ -225,6 +256,26 @@ struct Crash {
     code: Option<i32>,
 }
 
+#[derive(Deserialize)]
+struct Huge {
+    #[serde(default = "default_huge_bytes")]
+    bytes: usize,
+}
+
+fn default_huge_bytes() -> usize {
+    17 * 1024 * 1024
+}
+
+#[derive(Deserialize)]
+struct Deep {
+    #[serde(default = "default_deep_levels")]
+    levels: usize,
+}
+
+fn default_deep_levels() -> usize {
+    200
+}
+
 #[derive(Deserialize, Default)]
 struct Stats {
     #[serde(default)]
@@ -239,8 +290,19 @@ fn args<T: DeserializeOwned>(request: &mcp::CallToolRequestParams) -> Result<T, 
 }
 
 impl DemoServer {
+    /// A server that also lists the fault tools.
+    pub(crate) fn with_fault_tools() -> Self {
+        Self {
+            list_faults: true,
+            ..Self::default()
+        }
+    }
+
     fn tools(&self) -> Vec<mcp::Tool> {
         let mut tools = base_tools();
+        if self.list_faults {
+            tools.extend(fault_tools());
+        }
         if self.state.extra.load(Ordering::SeqCst) {
             tools.push(extra_tool());
         }
@@ -316,6 +378,24 @@ impl DemoServer {
                 })))
             }
             "extra" if self.state.extra.load(Ordering::SeqCst) => Ok(text("extra".to_owned())),
+            "env" => {
+                let vars: serde_json::Map<String, Value> = std::env::vars_os()
+                    .map(|(name, value)| {
+                        let value = value.to_string_lossy().into_owned();
+                        (name.to_string_lossy().into_owned(), Value::String(value))
+                    })
+                    .collect();
+                Ok(mcp::CallToolResult::structured(json!({ "vars": vars })))
+            }
+            "huge" => Ok(text("x".repeat(args::<Huge>(request)?.bytes))),
+            "deep" => {
+                // Objects, since structuredContent must be one.
+                let mut value = json!("bottom");
+                for _ in 0..args::<Deep>(request)?.levels {
+                    value = json!({ "next": value });
+                }
+                Ok(mcp::CallToolResult::structured(value))
+            }
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other}"),
                 None,

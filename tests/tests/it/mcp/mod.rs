@@ -3,8 +3,11 @@
 //! from the installed corpus. Covers listing, values, errors, concurrency, `list_changed`, crash,
 //! hang, cancellation, restart and orphan cases. This file: helpers, listing and calls over stdio,
 //! and the third-party server; `supervision`: crash, hang, restart, orphans; `transports`: HTTP,
-//! SSE, and the whole bridge in front of an MCP server.
+//! SSE, and the whole bridge in front of an MCP server; `environment`: what a child may see;
+//! `limits`: oversized and malformed answers.
 
+mod environment;
+mod limits;
 mod supervision;
 mod transports;
 
@@ -12,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use otc_adapters::mcp::{McpAdapter, McpConfig};
-use otc_adapters::{Adapter, AdapterError, SourceState, ToolCall};
+use otc_adapters::{Adapter, AdapterError, BuildContext, SourceState, ToolCall};
 use otc_mappings::otc::{CallContext, Dialect, SchemaForm, WireTool};
 use otc_mappings::{Mapped, MappedTool, schema};
 use otc_tests::spec::SpecDocument;
@@ -32,7 +35,9 @@ fn quick(mut config: McpConfig) -> McpConfig {
 }
 
 async fn stdio_adapter(config: McpConfig) -> Arc<McpAdapter> {
-    McpAdapter::build("demo", &config).await.unwrap()
+    McpAdapter::build("demo", &config, &BuildContext::default())
+        .await
+        .unwrap()
 }
 
 fn demo_config() -> McpConfig {
@@ -120,6 +125,46 @@ fn assert_conform_to_the_spec(tools: &Mapped<MappedTool>) {
             );
         }
     }
+}
+
+/// The real `otc-bridge` binary, started with `args` and extra environment `env`, and the URL it
+/// listens on (read from its first stdout line). Killed when dropped.
+async fn spawn_bridge(args: &[&str], env: &[(&str, &str)]) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut bridge = tokio::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = bridge.stdout.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let url = tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("the bridge exited before it listened")
+    })
+    .await
+    .expect("the bridge did not start");
+    // Keep draining stdout so the bridge never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (bridge, url)
+}
+
+/// A tool the server serves but does not list (the fault tools without `--fault-tools`).
+fn unlisted(tools: &Mapped<MappedTool>, upstream: &str) -> Arc<MappedTool> {
+    let mut t = (*tool(tools, "echo")).clone();
+    t.target = otc_mappings::Target::Named {
+        name: upstream.to_owned(),
+    };
+    Arc::new(t)
 }
 
 async fn wait_for_new_child(adapter: &McpAdapter, old: u32) -> u32 {
@@ -270,9 +315,13 @@ async fn list_changed_ticks_the_catalog_and_a_relist_sees_the_change() {
 async fn server_everything_is_listed_and_its_echo_called() {
     let Some(bin) = everything_bin() else { return };
     let command = format!("'{}' stdio", bin.display());
-    let adapter = McpAdapter::build("everything", &quick(McpConfig::stdio(&command)))
-        .await
-        .unwrap();
+    let adapter = McpAdapter::build(
+        "everything",
+        &quick(McpConfig::stdio(&command)),
+        &BuildContext::default(),
+    )
+    .await
+    .unwrap();
     let tools = adapter.list_tools().await.unwrap();
     let echo = tool(&tools, "echo");
     assert_eq!(

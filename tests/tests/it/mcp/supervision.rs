@@ -1,7 +1,7 @@
 //! Supervision of stdio MCP children: crash, hang, restart, cancellation, shutdown, orphans.
 
 use super::*;
-use otc_tests::upstream_mcp::{bridge_bin, children};
+use otc_tests::upstream_mcp::children;
 
 #[tokio::test]
 async fn a_crash_mid_call_is_a_child_exit_then_the_server_restarts() {
@@ -124,7 +124,7 @@ async fn shutdown_kills_the_child() {
 #[tokio::test]
 async fn a_command_that_cannot_be_spawned_is_a_setup_error_naming_it() {
     let config = McpConfig::stdio("/nonexistent/bin/mcp-server --flag");
-    match McpAdapter::build("missing", &config).await {
+    match McpAdapter::build("missing", &config, &BuildContext::default()).await {
         Err(AdapterError::Setup { message, .. }) => {
             assert!(message.contains("/nonexistent/bin/mcp-server"), "{message}");
             assert!(message.contains("not found"), "{message}");
@@ -133,43 +133,78 @@ async fn a_command_that_cannot_be_spawned_is_a_setup_error_naming_it() {
     }
     let config = McpConfig::stdio("node 'unbalanced");
     assert!(matches!(
-        McpAdapter::build("bad", &config).await,
+        McpAdapter::build("bad", &config, &BuildContext::default()).await,
         Err(AdapterError::Setup { .. })
     ));
 }
 
+/// A process's command name (`/proc/PID/comm`, at most 15 bytes).
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
 #[tokio::test]
-async fn a_killed_bridge_leaves_no_mcp_child_behind() {
-    let mut bridge = tokio::process::Command::new(bridge_bin())
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--mcp",
-            &example_server_command(),
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+async fn issue_8_a_sigkilled_bridge_leaves_no_child_grandchild_or_watchdog() {
+    // The worst case: a server that ignores end of input and has a child of its own.
+    let command = format!("{} --ignore-eof --grandchild", example_server_command());
+    let (mut bridge, _url) = spawn_bridge(&["--mcp", &command], &[]).await;
     let pid = bridge.id().unwrap();
-    let child = tokio::time::timeout(WAIT, async {
+    // The bridge listens only once its source is up, so its children exist; the grandchild may
+    // still be starting: watching another process's children has no notification, poll /proc.
+    let (server, grandchild, watchdog) = tokio::time::timeout(WAIT, async {
         loop {
-            if let Some(child) = children(pid).first() {
-                return *child;
+            let ours = children(pid);
+            let server = ours
+                .iter()
+                .copied()
+                .find(|p| comm(*p).starts_with("example-mcp"));
+            let watchdog = server.and_then(|s| watchdog_of(pid, s));
+            let grandchild = server.and_then(|s| children(s).first().copied());
+            if let (Some(s), Some(g), Some(w)) = (server, grandchild, watchdog) {
+                return (s, g, w);
             }
-            // Watching another process's children has no notification; poll /proc.
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
     .await
-    .expect("the bridge did not start its MCP child");
-    // SIGKILL: no code of the bridge runs; the child sees its stdin close and exits.
+    .expect("the bridge's MCP child, its grandchild and the watchdog did not all appear");
+    // SIGKILL: no code of the bridge runs.
     bridge.start_kill().unwrap();
     bridge.wait().await.unwrap();
+    for (what, pid) in [
+        ("MCP child", server),
+        ("grandchild", grandchild),
+        ("watchdog", watchdog),
+    ] {
+        assert!(
+            wait_pid_gone(pid, WAIT).await,
+            "{what} {pid} outlived the bridge"
+        );
+    }
+}
+
+/// The watchdog of process group `pgid` among `parent`'s children: it has the group id as its
+/// last argument.
+fn watchdog_of(parent: u32, pgid: u32) -> Option<u32> {
+    children(parent).into_iter().find(|p| {
+        let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        let last = cmdline.split(|b| *b == 0).rfind(|a| !a.is_empty());
+        comm(*p) == "sh" && last == Some(pgid.to_string().as_bytes())
+    })
+}
+
+#[tokio::test]
+async fn issue_8_a_stopped_source_leaves_no_watchdog_behind() {
+    let adapter = stdio_adapter(demo_config()).await;
+    let server = adapter.child_pid().unwrap();
+    let watchdog = watchdog_of(std::process::id(), server).expect("no watchdog was started");
+    adapter.shutdown().await;
+    assert!(wait_pid_gone(server, WAIT).await);
     assert!(
-        wait_pid_gone(child, WAIT).await,
-        "MCP child {child} outlived the bridge"
+        wait_pid_gone(watchdog, WAIT).await,
+        "the watchdog outlived its source"
     );
 }

@@ -10,6 +10,7 @@ async fn streamable_http_lists_calls_and_follows_list_changes() {
     let adapter = McpAdapter::build(
         "demo-http",
         &quick(McpConfig::streamable_http(&upstream.url)),
+        &BuildContext::default(),
     )
     .await
     .unwrap();
@@ -42,9 +43,13 @@ async fn streamable_http_lists_calls_and_follows_list_changes() {
 #[tokio::test]
 async fn legacy_sse_lists_and_calls() {
     let upstream = spawn_example_http("--sse").await;
-    let adapter = McpAdapter::build("demo-sse", &quick(McpConfig::sse(&upstream.url)))
-        .await
-        .unwrap();
+    let adapter = McpAdapter::build(
+        "demo-sse",
+        &quick(McpConfig::sse(&upstream.url)),
+        &BuildContext::default(),
+    )
+    .await
+    .unwrap();
     let tools = adapter.list_tools().await.unwrap();
     assert_eq!(tools.tools.len(), 8);
     let echoed = invoke(&adapter, &tools, "echo", json!({"message": "over sse"})).await;

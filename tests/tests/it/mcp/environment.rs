@@ -1,0 +1,90 @@
+//! Issue 8, defect 2: an MCP stdio child sees a minimal environment plus its source's `env:`,
+//! never the bridge's secrets, even with `inherit_env: true`.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use otc_adapters::mcp::McpTransportConfig;
+
+/// The `env` tool's answer: the child's variables.
+async fn child_vars(adapter: &McpAdapter) -> serde_json::Map<String, Value> {
+    let tools = adapter.list_tools().await.unwrap();
+    let answer = tokio::time::timeout(
+        WAIT,
+        adapter.call(call(&unlisted(&tools, "env"), json!({}))),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    answer["vars"].as_object().unwrap().clone()
+}
+
+fn env_config(inherit: bool) -> McpConfig {
+    let mut config = demo_config();
+    let McpTransportConfig::Stdio {
+        env, inherit_env, ..
+    } = &mut config.transport
+    else {
+        unreachable!()
+    };
+    env.insert("OTC_ISSUE8_ENTRY".to_owned(), "from env:".to_owned());
+    *inherit_env = inherit;
+    config
+}
+
+#[tokio::test]
+async fn issue_8_a_child_gets_a_minimal_environment_and_its_env_entries() {
+    // Cargo (and nextest) give every test process these; they are not on the default list.
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let adapter = McpAdapter::build("demo", &env_config(false), &BuildContext::default())
+        .await
+        .unwrap();
+    let vars = child_vars(&adapter).await;
+    assert_eq!(vars["OTC_ISSUE8_ENTRY"], "from env:");
+    assert!(vars.contains_key("PATH"), "{vars:?}");
+    assert!(!vars.contains_key("CARGO_MANIFEST_DIR"), "{vars:?}");
+    adapter.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_8_inherit_env_passes_the_environment_but_never_the_secret_variables() {
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let cx = BuildContext {
+        secret_env: BTreeSet::from(["CARGO_PKG_NAME".to_owned()]),
+    };
+    let adapter = McpAdapter::build("demo", &env_config(true), &cx)
+        .await
+        .unwrap();
+    let vars = child_vars(&adapter).await;
+    assert_eq!(vars["OTC_ISSUE8_ENTRY"], "from env:");
+    assert!(vars.contains_key("CARGO_MANIFEST_DIR"), "{vars:?}");
+    assert!(!vars.contains_key("CARGO_PKG_NAME"), "{vars:?}");
+    adapter.shutdown().await;
+}
+
+#[tokio::test]
+async fn issue_8_the_bridges_secrets_do_not_reach_an_mcp_child() {
+    let command = format!("{} --fault-tools", example_server_command());
+    let (_bridge, url) = spawn_bridge(
+        &["--mcp", &command],
+        &[("OTC_ISSUE8_API_TOKEN", "hunter2"), ("OTC_JWT_SECRET", "k")],
+    )
+    .await;
+    let body =
+        json!({"request": {"call_id": "c1", "tool_id": "ExampleMcpServer.Env", "input": {}}});
+    let response = reqwest::Client::new()
+        .post(format!("{url}/tools/call"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let answer: Value = response.json().await.unwrap();
+    let vars = answer["result"]["value"]["vars"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(vars.contains_key("PATH"), "{vars:?}");
+    assert!(!vars.contains_key("OTC_ISSUE8_API_TOKEN"), "{vars:?}");
+    assert!(!vars.contains_key("OTC_JWT_SECRET"), "{vars:?}");
+    assert!(!vars.values().any(|v| v == "hunter2"), "{vars:?}");
+}
