@@ -197,6 +197,16 @@ impl Config {
     }
 }
 
+impl Config {
+    /// What adapters are told when they are built: the variables holding the bridge's secrets,
+    /// which no MCP child may inherit.
+    pub fn build_context(&self) -> otc_adapters::BuildContext {
+        otc_adapters::BuildContext {
+            secret_env: self.secret_env.clone(),
+        }
+    }
+}
+
 /// `auth:` — off unless one of its methods is configured.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]

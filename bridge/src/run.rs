@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use otc_adapters::Adapter;
+use otc_adapters::{Adapter, BuildContext};
 use otc_mappings::Diagnostic;
 
 use crate::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
@@ -48,8 +48,10 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 /// Builds, lists and compiles every source concurrently, calling `on_progress` as each one is
 /// ready or has failed, and every few seconds while some are still loading (a large document, a
 /// slow MCP server). Failed sources are reported, left out of the tools, and listed as failed.
+/// `cx` is handed to every adapter built (the bridge's secret variables, kept from children).
 pub async fn start_sources(
     sources: &[Source],
+    cx: &BuildContext,
     mut on_progress: impl FnMut(Progress<'_>),
 ) -> (Vec<Arc<dyn Adapter>>, Catalog, Vec<SourceReport>) {
     let mut pending: FuturesUnordered<_> = sources
@@ -60,7 +62,7 @@ pub async fn start_sources(
             // The policy was compiled when the source was parsed: reuse it, so the source has
             // one concurrency semaphore.
             let policy = Arc::clone(source.policy());
-            let built = match source.build().await {
+            let built = match source.build(cx).await {
                 Ok(adapter) => match adapter.list_tools().await {
                     Ok(mapped) => Ok((adapter, policy, mapped)),
                     Err(err) => {

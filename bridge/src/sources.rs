@@ -9,7 +9,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use otc_adapters::mcp::{HeaderValueConfig, McpAdapter, McpConfig, McpTransportConfig};
+use otc_adapters::BuildContext;
+use otc_adapters::mcp::{McpAdapter, McpConfig, McpTransportConfig};
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
 use otc_adapters::{Adapter, AdapterError, ToolCall};
 use otc_mappings::{Mapped, MappedTool};
@@ -132,17 +133,7 @@ impl Source {
     pub fn secret_env(&self) -> BTreeSet<String> {
         match &self.upstream {
             Upstream::OpenApi(c) => c.credentials.values().map(|c| c.env.clone()).collect(),
-            Upstream::Mcp(c) => match &c.transport {
-                McpTransportConfig::Stdio { .. } => BTreeSet::new(),
-                McpTransportConfig::StreamableHttp { headers, .. }
-                | McpTransportConfig::Sse { headers, .. } => headers
-                    .values()
-                    .filter_map(|h| match h {
-                        HeaderValueConfig::Env(var) => Some(var.clone()),
-                        HeaderValueConfig::Value(_) => None,
-                    })
-                    .collect(),
-            },
+            Upstream::Mcp(c) => c.secret_env(),
         }
     }
 
@@ -170,18 +161,16 @@ impl Source {
         Self::with_defaults(default_name(&upstream), upstream)
     }
 
-    /// Builds the adapter: loads the document or starts the server.
-    pub async fn build(&self) -> Result<Arc<dyn Adapter>, AdapterError> {
+    /// Builds the adapter: loads the document or starts the server. `cx` names the variables
+    /// that hold the bridge's secrets, which no MCP child may inherit.
+    pub async fn build(&self, cx: &BuildContext) -> Result<Arc<dyn Adapter>, AdapterError> {
         Ok(match &self.upstream {
             Upstream::OpenApi(config) if self.inspect_only => Arc::new(Listed {
                 name: self.name.clone(),
                 mapped: OpenApiAdapter::map(config).await?,
             }),
             Upstream::OpenApi(config) => Arc::new(OpenApiAdapter::build(&self.name, config).await?),
-            Upstream::Mcp(config) => {
-                McpAdapter::build(&self.name, config, &otc_adapters::BuildContext::default())
-                    .await?
-            }
+            Upstream::Mcp(config) => McpAdapter::build(&self.name, config, cx).await?,
         })
     }
 
@@ -479,8 +468,12 @@ mod tests {
         ))
         .unwrap();
         let source = from_file(&entries).unwrap().remove(0).for_inspection();
-        let (adapters, catalog, reports) =
-            crate::run::start_sources(std::slice::from_ref(&source), |_| {}).await;
+        let (adapters, catalog, reports) = crate::run::start_sources(
+            std::slice::from_ref(&source),
+            &BuildContext::default(),
+            |_| {},
+        )
+        .await;
         assert!(reports[0].error.is_none(), "{:?}", reports[0].error);
         let served = &catalog.sources()[0];
         assert!(Arc::ptr_eq(&served.policy, source.policy()));

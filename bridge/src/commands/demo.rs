@@ -56,6 +56,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let dialect: Dialect = args.dialect.map_or(DialectName::Otc, Into::into).into();
     let settings = LimitsConfig::default().server_settings(dialect)?;
     let options = AppOptions {
+        build: otc_adapters::BuildContext::default(),
         settings,
         auth: None,
         allow_partial: false,

@@ -42,16 +42,17 @@ pub(crate) async fn list_once(args: &InspectArgs, matches: &ArgMatches) -> anyho
         );
     }
     // stdout is the product here, so progress goes to stderr.
-    let (adapters, catalog, reports) = start_sources(&config.sources, |progress| {
-        if let Progress::Waiting { names, elapsed } = progress {
-            eprintln!(
-                "waiting for {} ({:.0} s)",
-                names.join(", "),
-                elapsed.as_secs_f64()
-            );
-        }
-    })
-    .await;
+    let (adapters, catalog, reports) =
+        start_sources(&config.sources, &config.build_context(), |progress| {
+            if let Progress::Waiting { names, elapsed } = progress {
+                eprintln!(
+                    "waiting for {} ({:.0} s)",
+                    names.join(", "),
+                    elapsed.as_secs_f64()
+                );
+            }
+        })
+        .await;
     stop_all(&adapters).await;
     Ok(Listed {
         config,

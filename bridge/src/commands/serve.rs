@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::ArgMatches;
-use otc_adapters::Adapter;
+use otc_adapters::{Adapter, BuildContext};
 use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
 use otc_bridge::sources::Source;
 use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
@@ -38,6 +38,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
         listener,
         &config.sources,
         AppOptions {
+            build: config.build_context(),
             settings: config.settings,
             auth,
             allow_partial: config.allow_partial,
@@ -54,6 +55,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
 
 /// What the server needs besides its sources.
 pub(crate) struct AppOptions {
+    pub(crate) build: BuildContext,
     pub(crate) settings: ServerSettings,
     pub(crate) auth: Option<Authenticator>,
     pub(crate) allow_partial: bool,
@@ -124,7 +126,7 @@ pub(crate) async fn run_server(
             println!("  loading {}: {}", source.name, source.describe());
         }
     }
-    let (adapters, catalog, reports) = start_sources(sources, print_progress).await;
+    let (adapters, catalog, reports) = start_sources(sources, &options.build, print_progress).await;
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
     // Nothing starts half-configured unless the user asked for it (issue 5).
     if failed > 0 && failed == sources.len() {

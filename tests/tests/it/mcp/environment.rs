@@ -88,3 +88,52 @@ async fn issue_8_the_bridges_secrets_do_not_reach_an_mcp_child() {
     assert!(!vars.contains_key("OTC_JWT_SECRET"), "{vars:?}");
     assert!(!vars.values().any(|v| v == "hunter2"), "{vars:?}");
 }
+
+#[tokio::test]
+async fn issue_8_inherit_env_never_passes_the_variables_the_bridge_reads_secrets_from() {
+    // A real bridge with API-key auth read from OTC_ISSUE8_KEYS and a source that inherits the
+    // environment: the child sees ordinary variables, never the variable holding the keys.
+    let dir = std::env::temp_dir().join(format!("otc-issue8-env-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.yaml");
+    let command = format!("{} --fault-tools", example_server_command());
+    std::fs::write(
+        &config,
+        format!(
+            "auth:\n  api_keys:\n    env: OTC_ISSUE8_KEYS\nsources:\n  - type: mcp\n    transport:\n      type: stdio\n      command: {}\n      inherit_env: true\n",
+            serde_json::to_string(&command).unwrap()
+        ),
+    )
+    .unwrap();
+    let key = "k".repeat(40);
+    let (_bridge, url) = spawn_bridge(
+        &["--config", config.to_str().unwrap()],
+        &[
+            ("OTC_ISSUE8_KEYS", key.as_str()),
+            ("OTC_ISSUE8_PLAIN", "plain"),
+        ],
+    )
+    .await;
+    let body =
+        json!({"request": {"call_id": "c1", "tool_id": "ExampleMcpServer.Env", "input": {}}});
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{url}/tools/call"))
+        .header("x-api-key", &key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let vars = answer["result"]["value"]["vars"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(
+        vars["OTC_ISSUE8_PLAIN"], "plain",
+        "inherit_env passes the rest"
+    );
+    assert!(!vars.contains_key("OTC_ISSUE8_KEYS"), "{vars:?}");
+    assert!(!vars.values().any(|v| *v == key), "{vars:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
