@@ -334,3 +334,65 @@ async fn issue_8_in_flight_call_finishes_during_graceful_shutdown() {
         .unwrap()
         .unwrap();
 }
+
+/// Set in the child process of [`issue_8_accept_loop_survives_descriptor_exhaustion`].
+const DESCRIPTOR_CHILD: &str = "OTC_TEST_DESCRIPTOR_CHILD";
+
+/// Out of descriptors, `accept` fails with `EMFILE`; the loop must back off and keep accepting,
+/// not end or give up. The limit is per process, so the test runs itself again in a child
+/// process under `prlimit` (util-linux) with a low limit.
+#[test]
+fn issue_8_accept_loop_survives_descriptor_exhaustion() {
+    if std::env::var_os(DESCRIPTOR_CHILD).is_some() {
+        descriptor_child();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let status = std::process::Command::new("prlimit")
+        .arg("--nofile=128:128")
+        .arg("--")
+        .arg(exe)
+        .args([
+            "--exact",
+            "connections::issue_8_accept_loop_survives_descriptor_exhaustion",
+            "--test-threads=1",
+        ])
+        .env(DESCRIPTOR_CHILD, "1")
+        .status()
+        .expect("prlimit (util-linux) runs this test's child process");
+    assert!(status.success(), "the child process failed: {status}");
+}
+
+fn descriptor_child() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let b = bridge(ConnectionLimits {
+            max_connections: 100_000,
+            ..limits()
+        })
+        .await;
+        // Open connections until the process runs out of descriptors: the server's accepts
+        // then fail with EMFILE, and so, eventually, do the client's own sockets.
+        let mut hogs = Vec::new();
+        while let Ok(Ok(stream)) =
+            tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(addr(&b))).await
+        {
+            hogs.push(stream);
+            assert!(hogs.len() < 1000, "the descriptor limit did not apply");
+        }
+        drop(hogs);
+        tokio::time::timeout(BOUND, async {
+            loop {
+                if health_status(&b.url).await == Some(200) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await
+        .expect("the server did not recover once descriptors were free");
+    });
+}
