@@ -147,6 +147,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     limits.check()?;
+    warn_if_cap_exceeds_descriptors(limits.max_connections);
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let overflow = Arc::new(Semaphore::new(OVERFLOW_ANSWERS));
     let graceful = GracefulShutdown::new();
@@ -482,6 +483,27 @@ impl HttpBody for DeadlineBody {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// Descriptors the process needs besides client connections: upstream connections, MCP
+/// children's pipes, files. A rough reserve, only for the warning below.
+const DESCRIPTOR_RESERVE: u64 = 128;
+
+/// Warns when the connection cap cannot be reached before the descriptor limit: then `EMFILE`,
+/// not the cap, refuses clients (the loop survives it, but answers nobody meanwhile).
+fn warn_if_cap_exceeds_descriptors(max_connections: usize) {
+    use nix::sys::resource::{Resource, getrlimit};
+
+    if let Ok((soft, _)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let cap = u64::try_from(max_connections).unwrap_or(u64::MAX);
+        if cap.saturating_add(DESCRIPTOR_RESERVE) > soft {
+            tracing::warn!(
+                max_connections,
+                descriptor_limit = soft,
+                "max_connections is close to or above the descriptor limit; lower it or raise the limit"
+            );
+        }
     }
 }
 
