@@ -441,7 +441,7 @@ pub fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
 /// A request body that fails with [`BodyTimeout`] unless it is complete within a fixed time
 /// from its first poll (unlike tower-http's `TimeoutBody`, the clock does not restart per frame).
 #[derive(Debug)]
-pub struct DeadlineBody {
+struct DeadlineBody {
     inner: Incoming,
     timeout: Duration,
     deadline: Option<Pin<Box<Sleep>>>,
