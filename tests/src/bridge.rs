@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use otc_adapters::Adapter;
+use otc_bridge::serve::{ConnectionLimits, serve};
 use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -17,11 +18,23 @@ pub struct TestBridge {
 }
 
 impl TestBridge {
-    /// Starts a bridge serving `adapters` with `settings` and optional authentication.
+    /// Starts a bridge serving `adapters` with `settings` and optional authentication, under the
+    /// default connection limits.
     pub async fn start(
         adapters: Vec<Arc<dyn Adapter>>,
         settings: ServerSettings,
         auth: Option<Authenticator>,
+    ) -> Self {
+        Self::start_with_limits(adapters, settings, auth, ConnectionLimits::default()).await
+    }
+
+    /// Starts a bridge like [`TestBridge::start`], served by the bridge's own accept loop
+    /// ([`otc_bridge::serve::serve`]) under `limits`.
+    pub async fn start_with_limits(
+        adapters: Vec<Arc<dyn Adapter>>,
+        settings: ServerSettings,
+        auth: Option<Authenticator>,
+        limits: ConnectionLimits,
     ) -> Self {
         let (catalog, reports) = otc_bridge::run::load_catalog(&adapters).await;
         for report in &reports {
@@ -43,12 +56,11 @@ impl TestBridge {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            axum::serve(listener, app(state))
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
+            serve(listener, app(state), limits, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
         });
         Self {
             url,
@@ -62,7 +74,8 @@ impl TestBridge {
         format!("{}{path}", self.url)
     }
 
-    /// Stops the server and waits for in-flight requests to finish.
+    /// Stops the server and waits for in-flight requests to finish (for at most the limits'
+    /// `shutdown_timeout`).
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

@@ -57,6 +57,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let settings = LimitsConfig::default().server_settings(dialect)?;
     let options = AppOptions {
         build: otc_adapters::BuildContext::default(),
+        connections: otc_bridge::serve::ConnectionLimits::default(),
         settings,
         auth: None,
         allow_partial: false,

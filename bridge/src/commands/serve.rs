@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::ArgMatches;
 use otc_adapters::{Adapter, BuildContext};
+use otc_bridge::serve::ConnectionLimits;
 use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
 use otc_bridge::sources::Source;
 use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
@@ -24,6 +25,8 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     super::init_logging(&config.log_filter);
     // After logging is up, so what building it warns about is seen.
     let auth = config.auth.build()?;
+    // Idle sockets must not exhaust a low soft descriptor limit before the connection cap does.
+    otc_bridge::serve::raise_fd_limit();
     // Bind before starting sources, so a busy port fails fast, before any child is spawned.
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -39,6 +42,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
         &config.sources,
         AppOptions {
             build: config.build_context(),
+            connections: config.connections.clone(),
             settings: config.settings,
             auth,
             allow_partial: config.allow_partial,
@@ -56,6 +60,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
 /// What the server needs besides its sources.
 pub(crate) struct AppOptions {
     pub(crate) build: BuildContext,
+    pub(crate) connections: ConnectionLimits,
     pub(crate) settings: ServerSettings,
     pub(crate) auth: Option<Authenticator>,
     pub(crate) allow_partial: bool,
@@ -151,9 +156,9 @@ pub(crate) async fn run_server(
     let state = AppState::new(catalog, settings, options.auth);
     banner(addr, tools);
     let _ = std::io::stdout().flush();
-    let served = axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    // Past the shutdown deadline, connections still open are dropped: a half-sent request
+    // cannot hold the process (and its children) forever.
+    let served = otc_bridge::serve::serve(listener, app(state), options.connections, shutdown_signal()).await;
     println!("shutting down: stopping {} source(s)", adapters.len());
     stop_all(&adapters).await;
     served.context("server failed")?;
