@@ -9,6 +9,10 @@
 //! ([`request`]), sends, and turns the answer or the failure into a value or an
 //! [`AdapterError`] ([`response`]).
 //!
+//! What the upstream says back is scrubbed of credentials before it leaves the adapter
+//! ([`scrub`]): error bodies of every credential the request carried, values of the credentials
+//! the bridge holds (a caller may see its own `context` credentials echoed back).
+//!
 //! Only the origin of an operation's base URL is ever contacted: values are percent-encoded so
 //! they cannot change the host, and redirects are followed only within that origin.
 
@@ -18,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use otc_mappings::openapi::{MapOptions, RequestPlan, map_document};
+use otc_mappings::openapi::{CredentialPlacement, MapOptions, RequestPlan, map_document};
 use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
 use reqwest::Client;
 use serde_json::Value;
@@ -33,6 +37,7 @@ mod config;
 mod load;
 mod request;
 mod response;
+mod scrub;
 mod style;
 
 pub use config::{
@@ -42,6 +47,7 @@ pub use config::{
 
 use compile::CompiledPlan;
 use config::Secret;
+use scrub::{Forms, Scrubber};
 
 /// One OpenAPI source, ready to serve calls.
 pub struct OpenApiAdapter {
@@ -53,6 +59,8 @@ pub struct OpenApiAdapter {
     plans: HashMap<usize, CompiledPlan>,
     bases: BaseResolver,
     bridge_credentials: BTreeMap<String, Secret>,
+    /// Scrubs the bridge's credentials (every form) from success values.
+    bridge_scrubber: Scrubber,
     max_response_bytes: u64,
     timeout: Duration,
 }
@@ -102,14 +110,18 @@ impl OpenApiAdapter {
         }
 
         let mut plans = HashMap::with_capacity(mapped.tools.len());
-        let mut used_schemes = std::collections::BTreeSet::new();
+        // Scheme name -> whether some operation sends it as HTTP Basic.
+        let mut used_schemes = BTreeMap::new();
         let mut kept = Vec::with_capacity(mapped.tools.len());
         for tool in std::mem::take(&mut mapped.tools) {
             let Target::Http(plan) = &tool.target else {
                 kept.push(tool);
                 continue;
             };
-            used_schemes.extend(plan.security.iter().flatten().map(|u| u.scheme.clone()));
+            for usage in plan.security.iter().flatten() {
+                let basic = matches!(usage.placement, CredentialPlacement::Basic);
+                *used_schemes.entry(usage.scheme.clone()).or_insert(false) |= basic;
+            }
             let base = bases.resolve(plan).map_err(AdapterError::setup)?;
             match CompiledPlan::new(Arc::clone(plan), &base) {
                 Ok(compiled) => {
@@ -125,8 +137,13 @@ impl OpenApiAdapter {
             }
         }
         mapped.tools = kept;
-        for scheme in bridge_credentials.keys() {
-            if !used_schemes.contains(scheme) {
+        let mut forms = Forms::default();
+        for (scheme, secret) in &bridge_credentials {
+            match used_schemes.get(scheme) {
+                Some(true) => forms.add_basic(secret.expose()),
+                Some(false) | None => forms.add(secret.expose()),
+            }
+            if !used_schemes.contains_key(scheme) {
                 mapped.diagnostics.push(Diagnostic::new(
                     Severity::Warning,
                     None,
@@ -143,6 +160,7 @@ impl OpenApiAdapter {
             plans,
             bases,
             bridge_credentials,
+            bridge_scrubber: forms.build(),
             max_response_bytes: config.max_response_bytes,
             timeout: Duration::from_millis(config.timeout_ms),
         })
@@ -196,7 +214,14 @@ impl Adapter for OpenApiAdapter {
             status = response.status().as_u16(),
             "Upstream answered."
         );
-        response::read(response, self.max_response_bytes, &sent, self.timeout).await
+        response::read(
+            response,
+            self.max_response_bytes,
+            &sent,
+            &self.bridge_scrubber,
+            self.timeout,
+        )
+        .await
     }
 }
 

@@ -20,22 +20,27 @@ use url::Url;
 use super::body;
 use super::compile::{CompiledPlan, PathPart};
 use super::config::Secret;
+use super::scrub::{Forms, Scrubber};
 use super::style::{self, COMPONENT};
 use crate::AdapterError;
 
-/// The credential values one request carried, in every form they were sent in.
-/// Borrowed where possible: only derived forms (base64, percent-encoded) are allocated.
+/// The credential values one request carried (borrowed), and whether each was HTTP Basic.
+/// The forms they were sent in are only worked out when an error body has to be scrubbed.
 #[derive(Default)]
-pub(crate) struct Sent<'a>(Vec<Cow<'a, str>>);
+pub(crate) struct Sent<'a>(Vec<(&'a str, bool)>);
 
 impl Sent<'_> {
-    /// Replaces every sent credential in `text` with `[redacted]`.
-    pub(crate) fn scrub(&self, text: &mut String) {
-        for secret in &self.0 {
-            if !secret.is_empty() && text.contains(secret.as_ref()) {
-                *text = text.replace(secret.as_ref(), "[redacted]");
+    /// The scrubber for every form of every credential sent.
+    pub(crate) fn scrubber(&self) -> Scrubber {
+        let mut forms = Forms::default();
+        for &(secret, basic) in &self.0 {
+            if basic {
+                forms.add_basic(secret);
+            } else {
+                forms.add(secret);
             }
         }
+        forms.build()
     }
 }
 
@@ -219,7 +224,10 @@ fn place<'a>(
             usage.requirement_id
         ),
     };
-    sent.0.push(Cow::Borrowed(secret));
+    sent.0.push((
+        secret,
+        matches!(usage.placement, CredentialPlacement::Basic),
+    ));
     match &usage.placement {
         CredentialPlacement::Bearer => {
             let token = strip_scheme(secret, "Bearer");
@@ -233,11 +241,9 @@ fn place<'a>(
             // `user:password` is encoded here; a value without ':' is already base64 (the
             // base64 alphabet has no ':').
             let encoded = if given.contains(':') {
-                let encoded = STANDARD.encode(given);
-                sent.0.push(Cow::Owned(encoded.clone()));
-                encoded
+                Cow::Owned(STANDARD.encode(given))
             } else {
-                given.to_owned()
+                Cow::Borrowed(given)
             };
             let mut value =
                 HeaderValue::from_str(&format!("Basic {encoded}")).map_err(|_| invalid())?;
@@ -266,10 +272,6 @@ fn place<'a>(
         }
         CredentialPlacement::Query { name } => {
             style::push_pair(query, name, secret, COMPONENT);
-            let encoded = percent_encoding::utf8_percent_encode(secret, COMPONENT).to_string();
-            if encoded != secret {
-                sent.0.push(Cow::Owned(encoded));
-            }
         }
         CredentialPlacement::Cookie { name } => style::push_cookie(cookies, name, secret),
     }
@@ -404,10 +406,12 @@ mod tests {
     }
 
     #[test]
-    fn scrub_replaces_every_form() {
-        let sent = Sent(vec!["s3cret".into(), "czNjcmV0".into()]);
-        let mut text = "bad key s3cret (czNjcmV0)".to_owned();
-        sent.scrub(&mut text);
-        assert_eq!(text, "bad key [redacted] ([redacted])");
+    fn sent_credentials_are_scrubbed_in_their_sent_forms() {
+        let sent = Sent(vec![("s3cret", false), ("u:pw0rd", true)]);
+        let text = "bad key s3cret (dTpwdzByZA==, pw0rd)";
+        assert_eq!(
+            sent.scrubber().scrub_str(text),
+            "bad key [redacted] ([redacted], [redacted])"
+        );
     }
 }

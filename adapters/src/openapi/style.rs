@@ -65,7 +65,7 @@ pub(crate) const PATH_LITERAL: &AsciiSet = &CONTROLS
     .add(b'|');
 
 /// Cookie values (RFC 6265 cookie-octet): separators and quotes are encoded.
-const COOKIE: &AsciiSet = &CONTROLS
+pub(crate) const COOKIE: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
     .add(b',')

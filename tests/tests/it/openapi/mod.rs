@@ -9,6 +9,7 @@
 mod failures;
 mod loading;
 mod requests;
+mod scrubbing;
 
 use std::sync::Arc;
 
