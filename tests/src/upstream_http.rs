@@ -42,6 +42,17 @@ pub fn split_document_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/split/api.yaml")
 }
 
+/// A document with operations the adapter must refuse at build time: servers at link-local and
+/// metadata addresses, credentials that can never be placed; only `GET /fine` is served.
+pub fn misconfigured_document_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/misconfigured.yaml")
+}
+
+/// A document whose only server is the cloud metadata address.
+pub fn metadata_only_document_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/metadata-only.yaml")
+}
+
 /// The OpenAPI document that describes this upstream.
 pub fn document_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/upstream.yaml")

@@ -18,10 +18,10 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::body;
-use super::compile::{CompiledPlan, PathPart};
+use super::compile::{self, CompiledPlan, PathPart};
 use super::config::Secret;
 use super::scrub::{Forms, Scrubber};
-use super::style::{self, COMPONENT};
+use super::style::{self, COMPONENT, header_value};
 use crate::AdapterError;
 
 /// The credential values one request carried (borrowed), and whether each was HTTP Basic.
@@ -103,13 +103,13 @@ pub(crate) fn prepare<'a>(
             ParamLocation::Header => {
                 if let Some(name) = &compiled.header_names[index] {
                     let text = style::header_text(param, value);
-                    let value =
-                        HeaderValue::from_str(&text).map_err(|_| AdapterError::BadInput {
-                            message: format!(
-                                "the header parameter '{}' holds characters a header cannot carry",
-                                param.input
-                            ),
-                        })?;
+                    let value = header_value(&text).ok_or_else(|| AdapterError::BadInput {
+                        message: format!(
+                            "the header parameter '{}' can only hold visible ASCII characters \
+                             (no control characters, no line breaks, no non-ASCII text)",
+                            param.input
+                        ),
+                    })?;
                     headers.append(name.clone(), value);
                 }
             }
@@ -144,7 +144,8 @@ pub(crate) fn prepare<'a>(
     }
 
     if !cookies.is_empty() {
-        let value = HeaderValue::from_str(&cookies).map_err(|_| AdapterError::BadInput {
+        // Names and values are percent-encoded, so this holds by construction.
+        let value = header_value(&cookies).ok_or_else(|| AdapterError::BadInput {
             message: "a cookie value holds characters a header cannot carry".to_owned(),
         })?;
         headers.insert(COOKIE, value);
@@ -220,7 +221,7 @@ fn place<'a>(
 ) -> Result<(), AdapterError> {
     let invalid = || AdapterError::BadInput {
         message: format!(
-            "the credential '{}' holds characters a header cannot carry",
+            "the credential '{}' can only hold visible ASCII characters",
             usage.requirement_id
         ),
     };
@@ -231,8 +232,7 @@ fn place<'a>(
     match &usage.placement {
         CredentialPlacement::Bearer => {
             let token = strip_scheme(secret, "Bearer");
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| invalid())?;
+            let mut value = header_value(&format!("Bearer {token}")).ok_or_else(invalid)?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
@@ -245,28 +245,23 @@ fn place<'a>(
             } else {
                 Cow::Borrowed(given)
             };
-            let mut value =
-                HeaderValue::from_str(&format!("Basic {encoded}")).map_err(|_| invalid())?;
+            let mut value = header_value(&format!("Basic {encoded}")).ok_or_else(invalid)?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
         CredentialPlacement::Scheme { scheme } => {
             let token = strip_scheme(secret, scheme);
-            let mut value =
-                HeaderValue::from_str(&format!("{scheme} {token}")).map_err(|_| invalid())?;
+            let mut value = header_value(&format!("{scheme} {token}")).ok_or_else(invalid)?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
         CredentialPlacement::Header { name } => {
-            let name =
-                HeaderName::from_bytes(name.as_bytes()).map_err(|_| AdapterError::Setup {
-                    message: format!(
-                        "security scheme '{}' names an invalid header '{name}'",
-                        usage.scheme
-                    ),
-                    source: None,
-                })?;
-            let mut value = HeaderValue::from_str(secret).map_err(|_| invalid())?;
+            // Checked when the plan is compiled (the operation is skipped); reached only by a
+            // plan built by hand. A fault of the document, not of the call: `Setup`.
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                AdapterError::setup(compile::bad_credential_header(&usage.scheme, name))
+            })?;
+            let mut value = header_value(secret).ok_or_else(invalid)?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
@@ -289,7 +284,7 @@ fn strip_scheme<'a>(value: &'a str, scheme: &str) -> &'a str {
 
 /// `traceparent` when the id is a valid W3C trace context, else `X-Trace-Id`.
 fn trace_header(trace_id: &str) -> Option<(HeaderName, HeaderValue)> {
-    let value = HeaderValue::from_str(trace_id).ok()?;
+    let value = header_value(trace_id)?;
     let name = if is_traceparent(trace_id) {
         HeaderName::from_static("traceparent")
     } else {

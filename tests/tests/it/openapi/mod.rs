@@ -8,6 +8,7 @@
 
 mod failures;
 mod loading;
+mod refusals;
 mod requests;
 mod scrubbing;
 
