@@ -33,6 +33,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::fmt;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
@@ -46,8 +47,15 @@ use super::style::{COMPONENT, COOKIE};
 pub(crate) const REDACTED: &str = "[redacted]";
 
 /// The forms of the credentials to scrub, collected before the matcher is built.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Forms(BTreeSet<String>);
+
+/// Holds credentials: `Debug` shows how many forms, never what they are.
+impl fmt::Debug for Forms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Forms({} redacted)", self.0.len())
+    }
+}
 
 impl Forms {
     /// Registers a token, key or bearer credential (the raw value and, when it starts with a
@@ -126,11 +134,22 @@ impl Forms {
 }
 
 /// Replaces registered credentials in strings, values and bytes.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Scrubber {
     /// `None`: nothing to scrub. `Some(None)`: the automaton could not be built, so every
     /// string is redacted whole.
     matcher: Option<Option<AhoCorasick>>,
+}
+
+/// The automaton's `Debug` would print its patterns, which are credentials.
+impl fmt::Debug for Scrubber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.is_empty() {
+            "Scrubber(empty)"
+        } else {
+            "Scrubber(<redacted>)"
+        })
+    }
 }
 
 impl Scrubber {
@@ -353,6 +372,16 @@ mod tests {
         let none = Forms::default().build();
         assert!(none.is_empty());
         assert_eq!(none.scrub_body(b"{\"a\": \"\\/\"}"), "{\"a\": \"\\/\"}");
+    }
+
+    #[test]
+    fn debug_shows_no_credential() {
+        let mut forms = Forms::default();
+        forms.add("hunter2");
+        let shown = format!("{forms:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        let shown = format!("{:?}", forms.build());
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 
     #[test]
