@@ -30,6 +30,10 @@
 //!   a token-introspection call, would otherwise be broken). Binary values are scrubbed on their
 //!   raw bytes before base64: a bridge credential inside them is replaced, which corrupts the
 //!   file, and is the lesser harm.
+//!
+//! This defends against an upstream that echoes carelessly, not against a hostile one: an
+//! upstream holds the credential it was sent and can always disguise it past any scrubber
+//! (reverse it, encrypt it). Which upstreams get which credentials is the operator's choice.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

@@ -151,3 +151,26 @@ async fn issue_8_header_values_must_be_visible_ascii() {
     let err = OpenApiAdapter::build("x", &config).await.unwrap_err();
     assert!(err.to_string().contains("X-Client"), "{err}");
 }
+
+/// Redirects are followed only within the operation's origin, which was checked at build time:
+/// a redirect to the metadata address is reported, not followed (verified for issue 8; this held
+/// before the issue, and must keep holding).
+#[tokio::test]
+async fn issue_8_a_redirect_to_the_metadata_address_is_not_followed() {
+    let fx = fixture().await;
+    let err = fx
+        .call(
+            "GET /redirect",
+            json!({"to": "http://169.254.169.254/latest/meta-data/"}),
+        )
+        .await
+        .unwrap_err();
+    let AdapterError::UpstreamStatus { status, body, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*status, 302);
+    assert!(
+        body.as_deref().unwrap().contains("http://169.254.169.254"),
+        "{body:?}"
+    );
+}
