@@ -188,18 +188,22 @@ impl Scrubber {
         out
     }
 
-    /// Scrubs every string of `value`, object keys included.
-    pub(crate) fn scrub_value(&self, value: &mut Value) {
+    /// Scrubs every string of `value`, object keys included; true when something was replaced.
+    pub(crate) fn scrub_value(&self, value: &mut Value) -> bool {
         if self.is_empty() {
-            return;
+            return false;
         }
         match value {
-            Value::String(text) => {
-                if let Cow::Owned(clean) = self.scrub_str(text) {
+            Value::String(text) => match self.scrub_str(text) {
+                Cow::Owned(clean) => {
                     *text = clean;
+                    true
                 }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_value(v)),
+                Cow::Borrowed(_) => false,
+            },
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, v| self.scrub_value(v) | changed),
             Value::Object(map) => {
                 let dirty = map
                     .keys()
@@ -211,9 +215,10 @@ impl Scrubber {
                         .map(|(k, v)| (self.scrub_str(&k).into_owned(), v))
                         .collect::<Map<_, _>>();
                 }
-                map.values_mut().for_each(|v| self.scrub_value(v));
+                map.values_mut()
+                    .fold(dirty, |changed, v| self.scrub_value(v) | changed)
             }
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+            Value::Null | Value::Bool(_) | Value::Number(_) => false,
         }
     }
 
@@ -234,15 +239,18 @@ impl Scrubber {
         }
     }
 
-    /// An error body as text: a JSON body is parsed, scrubbed string by string and serialised
-    /// again (so escapes cannot hide a credential); anything else is scrubbed as text.
+    /// An error body as text: a JSON body is parsed, scrubbed string by string and, when a
+    /// credential was found, serialised again (so escapes cannot hide a credential; a clean body
+    /// is kept as written); anything else is scrubbed as text.
     pub(crate) fn scrub_body(&self, bytes: &[u8]) -> String {
         if self.is_empty() {
             return String::from_utf8_lossy(bytes).into_owned();
         }
         if let Ok(mut value) = serde_json::from_slice::<Value>(bytes) {
-            self.scrub_value(&mut value);
-            return value.to_string();
+            if self.scrub_value(&mut value) {
+                return value.to_string();
+            }
+            return String::from_utf8_lossy(bytes).into_owned();
         }
         self.scrub_str(&String::from_utf8_lossy(bytes)).into_owned()
     }
@@ -372,6 +380,12 @@ mod tests {
         assert_eq!(
             value,
             json!({"a": ["x [redacted]", 1, {"b": "[redacted]"}]})
+        );
+        let clean = br#"{"n": 123456789012345678901234567890, "s": "a\/b"}"#;
+        assert_eq!(
+            s.scrub_body(clean).as_bytes(),
+            clean,
+            "a clean body is kept as written"
         );
         let none = Forms::default().build();
         assert!(none.is_empty());
