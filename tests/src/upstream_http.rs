@@ -5,16 +5,18 @@
 //! path and query, headers, the body decoded by its media type), so a test can check that a
 //! value was serialised as the document says. The other routes each produce one upstream
 //! behaviour: a status with `Retry-After`, a slow answer, invalid JSON, a big body, a connection
-//! that breaks mid-body, redirects.
+//! that breaks mid-body, redirects, credentials echoed in disguise (`/leak`).
+//!
+//! What arrived on the wire can also be read on the test's side: [`Upstream::last_headers`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Query, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -40,6 +42,17 @@ pub fn split_document_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/split/api.yaml")
 }
 
+/// A document with operations the adapter must refuse at build time: servers at link-local and
+/// metadata addresses, credentials that can never be placed; only `GET /fine` is served.
+pub fn misconfigured_document_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/misconfigured.yaml")
+}
+
+/// A document whose only server is the cloud metadata address.
+pub fn metadata_only_document_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/metadata-only.yaml")
+}
+
 /// The OpenAPI document that describes this upstream.
 pub fn document_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/upstream.yaml")
@@ -50,6 +63,7 @@ pub fn document_path() -> PathBuf {
 pub struct Upstream {
     addr: SocketAddr,
     hits: Arc<AtomicUsize>,
+    last_headers: Arc<Mutex<HeaderMap>>,
     task: JoinHandle<()>,
 }
 
@@ -63,13 +77,22 @@ impl Upstream {
     /// Starts the upstream on a free loopback port.
     pub async fn start() -> Self {
         let hits = Arc::new(AtomicUsize::new(0));
+        let last_headers = Arc::new(Mutex::new(HeaderMap::new()));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = router(Arc::clone(&hits));
+        let app = router(Seen {
+            hits: Arc::clone(&hits),
+            last_headers: Arc::clone(&last_headers),
+        });
         let task = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
-        Self { addr, hits, task }
+        Self {
+            addr,
+            hits,
+            last_headers,
+            task,
+        }
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -86,6 +109,19 @@ impl Upstream {
     pub fn hits(&self) -> usize {
         self.hits.load(Ordering::SeqCst)
     }
+
+    /// The headers of the last request that reached it, as they arrived (for checks that cannot
+    /// read an echo: the adapter scrubs the bridge's credentials from answers).
+    pub fn last_headers(&self) -> HeaderMap {
+        self.last_headers.lock().unwrap().clone()
+    }
+}
+
+/// What the middleware records of every request.
+#[derive(Clone)]
+struct Seen {
+    hits: Arc<AtomicUsize>,
+    last_headers: Arc<Mutex<HeaderMap>>,
 }
 
 /// An address nothing listens on (a port bound and released), for "connection refused".
@@ -94,7 +130,7 @@ pub async fn closed_port() -> SocketAddr {
     listener.local_addr().unwrap()
 }
 
-fn router(hits: Arc<AtomicUsize>) -> Router {
+fn router(seen: Seen) -> Router {
     Router::new()
         .route("/echo", any(echo))
         .route("/echo/{*rest}", any(echo))
@@ -107,13 +143,15 @@ fn router(hits: Arc<AtomicUsize>) -> Router {
         .route("/empty", any(|| async { StatusCode::NO_CONTENT }))
         .route("/redirect", get(redirect))
         .route("/reset", get(reset))
+        .route("/leak/{code}", get(leak))
         .route("/openapi.yaml", get(|| async { DOCUMENT }))
         .route("/split/api.yaml", get(|| async { SPLIT_API }))
         .route("/split/schemas.yaml", get(|| async { SPLIT_SCHEMAS }))
         .layer(axum::middleware::from_fn_with_state(
-            hits,
-            |State(hits): State<Arc<AtomicUsize>>, req: Request, next: axum::middleware::Next| async move {
-                hits.fetch_add(1, Ordering::SeqCst);
+            seen,
+            |State(seen): State<Seen>, req: Request, next: axum::middleware::Next| async move {
+                seen.hits.fetch_add(1, Ordering::SeqCst);
+                *seen.last_headers.lock().unwrap() = req.headers().clone();
                 next.run(req).await
             },
         ))
@@ -319,4 +357,104 @@ async fn reset() -> Response {
         Body::from_stream(futures::stream::iter(chunks)),
     )
         .into_response()
+}
+
+/// Answers `code` with every credential it received, written the ways a careless upstream writes
+/// them: each character as a JSON `\uXXXX` escape, with `/` as `\/`, percent-encoded as it
+/// arrived (cookie and query), and a Basic credential decoded into its user and password.
+/// `format` picks the body: `json` (default), `text` (not JSON) or `binary` (the decoded values
+/// as raw bytes).
+async fn leak(Path(code): Path<u16>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    let mut decoded = Vec::new();
+    let mut arrived = Vec::new();
+    if let Some(auth) = header_text(&headers, "authorization") {
+        let (scheme, token) = auth.split_once(' ').unwrap();
+        if scheme == "Basic" {
+            let pair = String::from_utf8(base64_decode(token)).unwrap();
+            let (user, password) = pair.split_once(':').unwrap();
+            decoded.extend([user.to_owned(), password.to_owned()]);
+        } else {
+            decoded.push(token.to_owned());
+        }
+    }
+    decoded.extend(header_text(&headers, "x-api-key"));
+    arrived.extend(header_text(&headers, "cookie"));
+    let mut format = "json";
+    for pair in query.as_deref().unwrap_or_default().split('&') {
+        match pair.split_once('=') {
+            Some(("api_key", value)) => arrived.push(value.to_owned()),
+            Some(("format", "text")) => format = "text",
+            Some(("format", "binary")) => format = "binary",
+            _ => {}
+        }
+    }
+    let escaped: Vec<String> = decoded
+        .iter()
+        .map(|s| {
+            s.chars()
+                .map(|c| format!("\\u{:04x}", u32::from(c)))
+                .collect()
+        })
+        .collect();
+    let slashed: Vec<String> = decoded
+        .iter()
+        .map(|s| serde_json::to_string(s).unwrap().replace('/', "\\/"))
+        .collect();
+    let quoted = |items: &[String]| {
+        items
+            .iter()
+            .map(|s| format!("\"{}\"", s.trim_matches('"')))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let status = StatusCode::from_u16(code).unwrap();
+    let (content_type, body) = match format {
+        "text" => (
+            "text/plain",
+            format!(
+                "failed with {code}: {} {} {}",
+                escaped.join(" "),
+                slashed.join(" "),
+                arrived.join(" ")
+            )
+            .into_bytes(),
+        ),
+        "binary" => ("application/octet-stream", {
+            let mut bytes = vec![0x89, 0x00];
+            for value in &decoded {
+                bytes.extend_from_slice(value.as_bytes());
+                bytes.push(0);
+            }
+            bytes
+        }),
+        _ => (
+            "application/json",
+            format!(
+                r#"{{"error":"failed with {code}","escaped":[{}],"slashed":[{}],"arrived":[{}]}}"#,
+                quoted(&escaped),
+                quoted(&slashed),
+                quoted(&arrived)
+            )
+            .into_bytes(),
+        ),
+    };
+    (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// Standard base64 with padding (the test crate does without a base64 dependency).
+pub fn base64_decode(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for byte in text.bytes().filter(|&b| b != b'=') {
+        let value = ALPHABET.iter().position(|&a| a == byte).unwrap();
+        bits = (bits << 6) | u32::try_from(value).unwrap();
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push(u8::try_from((bits >> count) & 0xff).unwrap());
+        }
+    }
+    out
 }

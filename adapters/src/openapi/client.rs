@@ -5,11 +5,12 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName};
 use reqwest::redirect::Policy;
 use reqwest::{Certificate, Client, ClientBuilder};
 
 use super::config::OpenApiConfig;
+use super::style::header_value;
 use crate::AdapterError;
 
 /// The client that forwards calls: redirects only within the origin of the first request.
@@ -73,9 +74,9 @@ fn static_headers(config: &OpenApiConfig) -> Result<HeaderMap, AdapterError> {
         let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
             AdapterError::setup(format!("headers: '{name}' is not a valid header name"))
         })?;
-        let value = HeaderValue::from_str(value).map_err(|_| {
+        let value = header_value(value).ok_or_else(|| {
             AdapterError::setup(format!(
-                "headers: the value of '{name}' is not a valid header value"
+                "headers: the value of '{name}' can only hold visible ASCII characters"
             ))
         })?;
         headers.append(header, value);

@@ -2,12 +2,13 @@
 //! header names and media types parsed. A call then only fills in values.
 //!
 //! A plan that cannot be compiled (a path placeholder without a parameter, a header name that is
-//! not a valid HTTP token) makes its tool unusable; the adapter drops that tool with a diagnostic
-//! rather than failing every call to it.
+//! not a valid HTTP token, a security scheme whose credential could never be placed) makes its
+//! tool unusable; the adapter drops that tool with a diagnostic that says what to fix, rather
+//! than failing every call to it with an error the caller cannot act on.
 
 use std::sync::Arc;
 
-use otc_mappings::openapi::{ParamLocation, RequestPlan};
+use otc_mappings::openapi::{CredentialPlacement, ParamLocation, RequestPlan};
 use percent_encoding::utf8_percent_encode;
 use reqwest::Method;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -61,6 +62,7 @@ impl CompiledPlan {
                 _ => Ok(None),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        check_credentials(&plan)?;
         let accept =
             if plan.accept.is_empty() {
                 None
@@ -89,6 +91,47 @@ impl CompiledPlan {
             plan,
         })
     }
+}
+
+/// Every credential of every alternative can be placed: a header name is a valid HTTP token, an
+/// `Authorization` scheme word is a token (RFC 9110 §11.1).
+fn check_credentials(plan: &RequestPlan) -> Result<(), String> {
+    for usage in plan.security.iter().flatten() {
+        match &usage.placement {
+            CredentialPlacement::Header { name }
+                if HeaderName::from_bytes(name.as_bytes()).is_err() =>
+            {
+                return Err(bad_credential_header(&usage.scheme, name));
+            }
+            CredentialPlacement::Scheme { scheme } if !is_token(scheme) => {
+                return Err(format!(
+                    "security scheme '{}' names the HTTP authentication scheme '{}', which is not \
+                     a valid scheme word: fix the scheme's `scheme` in the document",
+                    usage.scheme,
+                    scheme.escape_debug()
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// What to fix when a security scheme names a header that cannot exist.
+pub(crate) fn bad_credential_header(scheme: &str, name: &str) -> String {
+    format!(
+        "security scheme '{scheme}' puts its credential in the header '{}', which is not a valid \
+         HTTP header name: fix the scheme's `name` in the document",
+        name.escape_debug()
+    )
+}
+
+/// An RFC 9110 token: one or more `tchar`s.
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Splits `/pets/{petId}/photos` into literals and parameter references.

@@ -54,6 +54,13 @@ pub struct OpenApiConfig {
     /// fetched. Off by default: no surprise network access.
     #[serde(default)]
     pub allow_remote_refs: bool,
+    /// Whether the document's `servers` may point at link-local or cloud-metadata addresses
+    /// (169.254.0.0/16, fe80::/10, fd00:ec2::254, `metadata.google.internal`, ...). Off by
+    /// default: a document that sends calls there is how a server-side request forgery reads a
+    /// cloud instance's credentials, so such operations are skipped with a diagnostic. An explicit
+    /// `base_url` is the operator's choice and is never refused.
+    #[serde(default)]
+    pub allow_link_local_servers: bool,
     /// Upstream responses larger than this fail with `ResponseTooLarge` (default 10 MiB).
     #[serde(default = "default_max_response_bytes")]
     pub max_response_bytes: u64,
@@ -90,6 +97,7 @@ impl OpenApiConfig {
             toolkit: None,
             version: None,
             allow_remote_refs: false,
+            allow_link_local_servers: false,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             timeout_ms: DEFAULT_TIMEOUT_MS,
             connect_timeout_ms: DEFAULT_CONNECT_TIMEOUT_MS,

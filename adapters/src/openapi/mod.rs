@@ -9,8 +9,19 @@
 //! ([`request`]), sends, and turns the answer or the failure into a value or an
 //! [`AdapterError`] ([`response`]).
 //!
+//! What the upstream says back is scrubbed of credentials before it leaves the adapter
+//! ([`scrub`]): error bodies of every credential the request carried, values of the credentials
+//! the bridge holds (a caller may see its own `context` credentials echoed back).
+//!
 //! Only the origin of an operation's base URL is ever contacted: values are percent-encoded so
-//! they cannot change the host, and redirects are followed only within that origin.
+//! they cannot change the host, and redirects are followed only within that origin (so a
+//! redirect can never reach a host the checks below did not see). A document's `servers` that
+//! point at a link-local or cloud-metadata address ([`refused_host`]) are refused unless
+//! `allow_link_local_servers` is set: the operation is skipped with a diagnostic naming it and
+//! the URL, and when that leaves the source with no HTTP operation at all, the source fails (it
+//! would otherwise start serving nothing, silently). A relative server URL resolved against the
+//! document's own URL, and `base_url`, name hosts the operator chose and are not refused. Names
+//! are checked as written: a host name whose DNS answer is link-local is not caught here.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -18,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use otc_mappings::openapi::{MapOptions, RequestPlan, map_document};
+use otc_mappings::openapi::{CredentialPlacement, MapOptions, RequestPlan, map_document};
 use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
 use reqwest::Client;
 use serde_json::Value;
@@ -33,6 +44,7 @@ mod config;
 mod load;
 mod request;
 mod response;
+mod scrub;
 mod style;
 
 pub use config::{
@@ -42,6 +54,7 @@ pub use config::{
 
 use compile::CompiledPlan;
 use config::Secret;
+use scrub::{Forms, Scrubber};
 
 /// One OpenAPI source, ready to serve calls.
 pub struct OpenApiAdapter {
@@ -53,6 +66,8 @@ pub struct OpenApiAdapter {
     plans: HashMap<usize, CompiledPlan>,
     bases: BaseResolver,
     bridge_credentials: BTreeMap<String, Secret>,
+    /// Scrubs the bridge's credentials (every form) from success values.
+    bridge_scrubber: Scrubber,
     max_response_bytes: u64,
     timeout: Duration,
 }
@@ -102,19 +117,36 @@ impl OpenApiAdapter {
         }
 
         let mut plans = HashMap::with_capacity(mapped.tools.len());
-        let mut used_schemes = std::collections::BTreeSet::new();
+        // Scheme name -> whether some operation sends it as HTTP Basic.
+        let mut used_schemes = BTreeMap::new();
         let mut kept = Vec::with_capacity(mapped.tools.len());
+        let mut refused = None;
+        let mut http_kept = 0usize;
         for tool in std::mem::take(&mut mapped.tools) {
             let Target::Http(plan) = &tool.target else {
                 kept.push(tool);
                 continue;
             };
-            used_schemes.extend(plan.security.iter().flatten().map(|u| u.scheme.clone()));
+            for usage in plan.security.iter().flatten() {
+                let basic = matches!(usage.placement, CredentialPlacement::Basic);
+                *used_schemes.entry(usage.scheme.clone()).or_insert(false) |= basic;
+            }
             let base = bases.resolve(plan).map_err(AdapterError::setup)?;
+            if let Some(reason) = bases.refuses(&base) {
+                mapped.diagnostics.push(Diagnostic::new(
+                    Severity::Skipped,
+                    Some(&plan.operation),
+                    None,
+                    reason.clone(),
+                ));
+                refused.get_or_insert(reason);
+                continue;
+            }
             match CompiledPlan::new(Arc::clone(plan), &base) {
                 Ok(compiled) => {
                     plans.insert(Arc::as_ptr(plan).addr(), compiled);
                     kept.push(tool);
+                    http_kept += 1;
                 }
                 Err(reason) => mapped.diagnostics.push(Diagnostic::new(
                     Severity::Skipped,
@@ -125,8 +157,18 @@ impl OpenApiAdapter {
             }
         }
         mapped.tools = kept;
-        for scheme in bridge_credentials.keys() {
-            if !used_schemes.contains(scheme) {
+        if let Some(reason) = refused.filter(|_| http_kept == 0) {
+            return Err(AdapterError::setup(format!(
+                "every operation of the document was refused; the first: {reason}"
+            )));
+        }
+        let mut forms = Forms::default();
+        for (scheme, secret) in &bridge_credentials {
+            match used_schemes.get(scheme) {
+                Some(true) => forms.add_basic(secret.expose()),
+                Some(false) | None => forms.add(secret.expose()),
+            }
+            if !used_schemes.contains_key(scheme) {
                 mapped.diagnostics.push(Diagnostic::new(
                     Severity::Warning,
                     None,
@@ -143,6 +185,7 @@ impl OpenApiAdapter {
             plans,
             bases,
             bridge_credentials,
+            bridge_scrubber: forms.build(),
             max_response_bytes: config.max_response_bytes,
             timeout: Duration::from_millis(config.timeout_ms),
         })
@@ -173,6 +216,9 @@ impl Adapter for OpenApiAdapter {
             Some(compiled) if Arc::ptr_eq(&compiled.plan, plan) => compiled,
             _ => {
                 let base = self.bases.resolve(plan).map_err(AdapterError::setup)?;
+                if let Some(reason) = self.bases.refuses(&base) {
+                    return Err(AdapterError::setup(reason));
+                }
                 compiled_here =
                     CompiledPlan::new(Arc::clone(plan), &base).map_err(AdapterError::setup)?;
                 &compiled_here
@@ -196,7 +242,14 @@ impl Adapter for OpenApiAdapter {
             status = response.status().as_u16(),
             "Upstream answered."
         );
-        response::read(response, self.max_response_bytes, &sent, self.timeout).await
+        response::read(
+            response,
+            self.max_response_bytes,
+            &sent,
+            &self.bridge_scrubber,
+            self.timeout,
+        )
+        .await
     }
 }
 
@@ -237,6 +290,7 @@ async fn load_and_map(
 struct BaseResolver {
     configured: Option<Url>,
     document_url: Option<Url>,
+    allow_link_local: bool,
 }
 
 impl BaseResolver {
@@ -255,7 +309,30 @@ impl BaseResolver {
         Ok(Self {
             configured,
             document_url: document_url.cloned(),
+            allow_link_local: config.allow_link_local_servers,
         })
+    }
+
+    /// Why the base URL `url` (from [`Self::resolve`]) may not be used, if it may not: a server
+    /// URL of the document that names a link-local or metadata host the operator did not choose.
+    fn refuses(&self, url: &Url) -> Option<String> {
+        if self.allow_link_local || self.configured.is_some() {
+            return None;
+        }
+        let host = url.host()?;
+        if self
+            .document_url
+            .as_ref()
+            .and_then(Url::host)
+            .is_some_and(|document| document == host)
+        {
+            return None;
+        }
+        let what = refused_host(&host)?;
+        Some(format!(
+            "the server URL '{url}' is {what}; refused unless the source sets \
+             allow_link_local_servers: true (or base_url)"
+        ))
     }
 
     fn resolve(&self, plan: &RequestPlan) -> Result<Url, String> {
@@ -299,5 +376,97 @@ fn check_http(url: &Url) -> Result<(), String> {
     match url.scheme() {
         "http" | "https" if url.has_host() => Ok(()),
         _ => Err(format!("'{url}' is not an http(s) URL")),
+    }
+}
+
+/// What is wrong with `host` as a destination a document chose: a link-local or cloud-metadata
+/// address, written as an IP literal (in any form the URL parser accepts: decimal, IPv4-mapped
+/// or NAT64 IPv6) or as a well-known metadata host name.
+fn refused_host(host: &url::Host<&str>) -> Option<&'static str> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    fn v4(ip: Ipv4Addr) -> Option<&'static str> {
+        // Alibaba Cloud's and Oracle Cloud's metadata services sit outside 169.254.0.0/16.
+        if ip == Ipv4Addr::new(100, 100, 100, 200) || ip == Ipv4Addr::new(192, 0, 0, 192) {
+            Some("a cloud metadata address")
+        } else if ip.is_link_local() {
+            Some("a link-local address (169.254.0.0/16, where cloud metadata services answer)")
+        } else {
+            None
+        }
+    }
+    fn v6(ip: Ipv6Addr) -> Option<&'static str> {
+        let segments = ip.segments();
+        if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+            Some("a cloud metadata address (fd00:ec2::254)")
+        } else if segments[0] & 0xffc0 == 0xfe80 {
+            Some("a link-local address (fe80::/10)")
+        } else if let Some(embedded) = ip.to_ipv4_mapped() {
+            v4(embedded)
+        } else if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+            // NAT64 (RFC 6052): the last 32 bits are an IPv4 address.
+            let [.., a, b, c, d] = ip.octets();
+            v4(Ipv4Addr::new(a, b, c, d))
+        } else {
+            None
+        }
+    }
+
+    match host {
+        url::Host::Ipv4(ip) => v4(*ip),
+        url::Host::Ipv6(ip) => v6(*ip),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            if let Ok(ip) = name.parse::<Ipv4Addr>() {
+                return v4(ip);
+            }
+            matches!(
+                name.as_str(),
+                "metadata.google.internal"
+                    | "metadata.goog"
+                    | "metadata"
+                    | "instance-data"
+                    | "instance-data.ec2.internal"
+            )
+            .then_some("a cloud metadata host name")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(url: &str) -> Option<&'static str> {
+        refused_host(&Url::parse(url).unwrap().host().unwrap())
+    }
+
+    #[test]
+    fn link_local_and_metadata_hosts_in_every_spelling() {
+        for url in [
+            "http://169.254.169.254/latest",
+            "http://2852039166/",
+            "http://0xa9.254.169.254/",
+            "http://[fd00:ec2::254]/",
+            "http://[fe80::1]/",
+            "http://[febf::1]/",
+            "http://[::ffff:169.254.169.254]/",
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "http://100.100.100.200/",
+            "http://metadata.google.internal./computeMetadata/v1",
+            "http://METADATA.GOOG/",
+        ] {
+            assert!(refused(url).is_some(), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:8080/",
+            "https://api.example.com/",
+            "http://[::1]/",
+            "http://[fec0::1]/",
+            "http://169.253.0.1/",
+            "http://10.0.0.1/",
+        ] {
+            assert_eq!(refused(url), None, "{url}");
+        }
     }
 }

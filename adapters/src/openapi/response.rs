@@ -10,8 +10,9 @@
 //!
 //! Bodies are streamed and counted: past `max_response_bytes` the call fails with
 //! `ResponseTooLarge` without reading further. Failures are classified by what happened
-//! (timeout, refused, TLS, lost mid-way), and an error body is trimmed and scrubbed of every
-//! credential the request carried before it leaves this module.
+//! (timeout, refused, TLS, lost mid-way). Before anything leaves this module, an error body is
+//! scrubbed of every credential the request carried, and a value of the credentials the bridge
+//! holds ([`super::scrub`] says which, and how).
 
 use std::error::Error as StdError;
 use std::io;
@@ -24,6 +25,7 @@ use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use serde_json::{Value, json};
 
 use super::request::Sent;
+use super::scrub::Scrubber;
 use crate::AdapterError;
 
 /// How much of an error body is kept for the caller.
@@ -32,11 +34,14 @@ const ERROR_BODY_KEEP: usize = 2048;
 /// boundary is still recognised and scrubbed).
 const ERROR_BODY_READ: u64 = 16 * 1024;
 
-/// Turns a response into the tool's value, or an `UpstreamStatus` error for non-2xx.
+/// Turns a response into the tool's value, or an `UpstreamStatus` error for non-2xx. `bridge`
+/// scrubs the credentials the bridge holds from a value; `sent` those the request carried from
+/// an error body.
 pub(crate) async fn read(
     mut response: Response,
     limit: u64,
     sent: &Sent<'_>,
+    bridge: &Scrubber,
     timeout: Duration,
 ) -> Result<Value, AdapterError> {
     let status = response.status();
@@ -78,7 +83,7 @@ pub(crate) async fn read(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let bytes = collect(&mut response, limit, false, timeout).await?;
-    value_of(&bytes, content_type.as_deref())
+    value_of(&bytes, content_type.as_deref(), bridge)
 }
 
 /// Reads the body, at most `limit` bytes: past it, `truncate` keeps what was read, otherwise the
@@ -112,11 +117,34 @@ async fn collect(
     Ok(body)
 }
 
-/// The value of a 2xx body of `content_type`.
-pub(crate) fn value_of(bytes: &[u8], content_type: Option<&str>) -> Result<Value, AdapterError> {
+/// The value of a 2xx body of `content_type`, with every string (or, for binary, the bytes)
+/// scrubbed by `scrubber`.
+pub(crate) fn value_of(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    scrubber: &Scrubber,
+) -> Result<Value, AdapterError> {
     if bytes.is_empty() {
         return Ok(Value::Null);
     }
+    let mut binary_seen = false;
+    let mut binary = |media_type: &str, bytes: &[u8]| {
+        binary_seen = true;
+        binary(media_type, &scrubber.scrub_bytes(bytes))
+    };
+    let mut value = parse_value(bytes, content_type, &mut binary)?;
+    // A binary value was scrubbed on its bytes; its base64 text is left alone.
+    if !binary_seen {
+        scrubber.scrub_value(&mut value);
+    }
+    Ok(value)
+}
+
+fn parse_value(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    binary: &mut impl FnMut(&str, &[u8]) -> Value,
+) -> Result<Value, AdapterError> {
     let Some(content_type) = content_type else {
         if let Ok(value) = serde_json::from_slice(bytes) {
             return Ok(value);
@@ -162,8 +190,7 @@ fn binary(media_type: &str, bytes: &[u8]) -> Value {
 
 /// An error body for the caller: UTF-8 (lossy), credentials scrubbed, trimmed to about 2 KB.
 fn error_text(bytes: &[u8], sent: &Sent<'_>) -> Option<String> {
-    let mut text = String::from_utf8_lossy(bytes).into_owned();
-    sent.scrub(&mut text);
+    let text = sent.scrubber().scrub_body(bytes);
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return None;
@@ -268,25 +295,26 @@ mod tests {
 
     #[test]
     fn values_by_media_type() {
+        let none = Scrubber::default();
         assert_eq!(
-            value_of(b"", Some("application/json")).unwrap(),
+            value_of(b"", Some("application/json"), &none).unwrap(),
             Value::Null
         );
         assert_eq!(
-            value_of(b"{\"a\":1}", Some("application/problem+json")).unwrap(),
+            value_of(b"{\"a\":1}", Some("application/problem+json"), &none).unwrap(),
             json!({"a": 1})
         );
         assert_eq!(
-            value_of(b"hi", Some("text/plain; charset=utf-8")).unwrap(),
+            value_of(b"hi", Some("text/plain; charset=utf-8"), &none).unwrap(),
             json!("hi")
         );
         assert_eq!(
-            value_of(&[0, 1], Some("image/png")).unwrap(),
+            value_of(&[0, 1], Some("image/png"), &none).unwrap(),
             json!({"media_type": "image/png", "base64": "AAE="})
         );
-        assert_eq!(value_of(b"[1]", None).unwrap(), json!([1]));
+        assert_eq!(value_of(b"[1]", None, &none).unwrap(), json!([1]));
         assert!(matches!(
-            value_of(b"{oops", Some("application/json")),
+            value_of(b"{oops", Some("application/json"), &none),
             Err(AdapterError::Protocol { .. })
         ));
     }

@@ -13,12 +13,20 @@
 //! Percent-encoding is RFC 3986: everything but the unreserved characters is encoded in names and
 //! values, so no value can add a path segment or a query parameter; `allowReserved` keeps the
 //! reserved set (but still encodes `#`, `%` and spaces, which would break the URL).
+//!
+//! Header values are sent as written, so they must be text a header can carry: visible ASCII,
+//! space and tab ([`header_value`]). A value with other characters is refused, not encoded:
+//! RFC 9110 gives non-ASCII bytes in a field no meaning (`obs-text`), RFC 8187 encoding applies
+//! only to parameters of headers that define it, and percent-encoding would send a different
+//! value than the caller gave, which the upstream would take literally. CR, LF and NUL are
+//! refused the same way (the `http` crate refuses them too), so a value cannot add a header.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use otc_mappings::openapi::{ParamPlan, ParamStyle};
 use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::header::HeaderValue;
 use serde_json::Value;
 
 /// Everything but RFC 3986 unreserved characters.
@@ -65,13 +73,22 @@ pub(crate) const PATH_LITERAL: &AsciiSet = &CONTROLS
     .add(b'|');
 
 /// Cookie values (RFC 6265 cookie-octet): separators and quotes are encoded.
-const COOKIE: &AsciiSet = &CONTROLS
+pub(crate) const COOKIE: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
     .add(b',')
     .add(b';')
     .add(b'\\')
     .add(b'%');
+
+/// `text` as a header value, or `None` when it holds anything but visible ASCII, space and tab.
+/// `HeaderValue::from_str` alone would accept bytes above 0x7F and send UTF-8 as raw bytes.
+pub(crate) fn header_value(text: &str) -> Option<HeaderValue> {
+    let visible = text
+        .bytes()
+        .all(|b| b == b'\t' || (0x20..0x7f).contains(&b));
+    visible.then(|| HeaderValue::from_str(text).ok()).flatten()
+}
 
 /// A value's text when it stands alone: strings as is, `null` empty, containers as JSON.
 pub(crate) fn scalar(value: &Value) -> Cow<'_, str> {

@@ -6,3 +6,4 @@
 mod checks;
 mod corpus;
 mod openapi;
+mod properties;

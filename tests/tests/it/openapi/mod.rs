@@ -8,7 +8,9 @@
 
 mod failures;
 mod loading;
+mod refusals;
 mod requests;
+mod scrubbing;
 
 use std::sync::Arc;
 
