@@ -9,8 +9,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::ArgMatches;
 use otc_adapters::{Adapter, BuildContext};
-use otc_bridge::serve::ConnectionLimits;
 use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
+use otc_bridge::serve::ConnectionLimits;
 use otc_bridge::sources::Source;
 use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
 use otc_mappings::Severity;
@@ -158,7 +158,9 @@ pub(crate) async fn run_server(
     let _ = std::io::stdout().flush();
     // Past the shutdown deadline, connections still open are dropped: a half-sent request
     // cannot hold the process (and its children) forever.
-    let served = otc_bridge::serve::serve(listener, app(state), options.connections, shutdown_signal()).await;
+    let served =
+        otc_bridge::serve::serve(listener, app(state), options.connections, shutdown_signal())
+            .await;
     println!("shutting down: stopping {} source(s)", adapters.len());
     stop_all(&adapters).await;
     served.context("server failed")?;

@@ -50,7 +50,7 @@ pub struct ListEnvelope {
 }
 
 /// The dialect of a request without a call body: `OXP-Version` header, else a `$schema` in an
-/// optional JSON body, else `default`.
+/// optional JSON body when it names a dialect we speak, else `default`.
 pub(crate) fn list_reply(
     headers: &HeaderMap,
     body: Option<&Value>,
@@ -59,16 +59,16 @@ pub(crate) fn list_reply(
     if let Some(reply) = header_reply(headers)? {
         return Ok(reply);
     }
-    match body.and_then(|b| b.get("$schema")) {
-        Some(Value::String(schema)) => Dialect::from_schema(schema)
-            .map(|d| Reply::echoing(d, Some(schema)))
-            .map_err(|e| reject(Reply::new(default), e.into())),
-        Some(_) => Err(reject(
-            Reply::new(default),
-            ApiError::MalformedBody("'$schema' must be a string".to_owned()),
-        )),
-        None => Ok(Reply::new(default)),
-    }
+    // The body of a GET is optional and carries no contract (the standard documents only 200
+    // and 401 for `GET /tools`): a `$schema` we do not recognise is ignored, not refused.
+    let named = body
+        .and_then(|b| b.get("$schema"))
+        .and_then(Value::as_str)
+        .and_then(|schema| Some((Dialect::from_schema(schema).ok()?, schema)));
+    Ok(match named {
+        Some((dialect, schema)) => Reply::echoing(dialect, Some(schema)),
+        None => Reply::new(default),
+    })
 }
 
 /// The flat dialect when an `OXP-Version` header is present (an error if it names another
@@ -136,14 +136,14 @@ impl FromRequest<AppState> for CallEnvelope {
         let fallback = header
             .clone()
             .unwrap_or_else(|| Reply::new(settings.default_dialect));
-        // A body not declared JSON is refused: it is what a cross-site form or `text/plain`
-        // fetch sends without a CORS preflight.
-        if !declares_json(&parts.headers) {
-            return Err(reject(fallback, ApiError::UnsupportedMediaType));
-        }
         let bytes = read_body(&parts.headers, body, settings.max_body_bytes)
             .await
             .map_err(|e| reject(fallback.clone(), e))?;
+        // A body not declared JSON is refused: it is what a cross-site form or `text/plain`
+        // fetch sends without a CORS preflight. (No body at all is simply malformed: 400.)
+        if !bytes.is_empty() && !declares_json(&parts.headers) {
+            return Err(reject(fallback, ApiError::UnsupportedMediaType));
+        }
         let body: CallBody = serde_json::from_slice(&bytes)
             .map_err(|e| reject(fallback.clone(), ApiError::MalformedBody(e.to_string())))?;
         let client_schema = match &body.schema {

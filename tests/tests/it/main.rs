@@ -7,4 +7,5 @@ mod edge;
 mod examples;
 mod mcp;
 mod openapi;
+mod properties;
 mod server;

@@ -134,7 +134,8 @@ fn envelope() -> impl Strategy<Value = Value> {
         any::<bool>(),
     )
         .prop_map(|(schema, tool_id, input, context, flat)| {
-            let request = json!({"tool_id": tool_id, "input": input, "context": context, "call_id": "c"});
+            let request =
+                json!({"tool_id": tool_id, "input": input, "context": context, "call_id": "c"});
             let mut body = if flat {
                 request
             } else {
