@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The long run of the property tests of otc-mappings (mappings/tests/it/properties.rs): the tool-id
-# grammar, dialect detection, call-body parsing and the OpenAPI loader on mutated real documents.
+# The long run of the property tests: otc-mappings' (mappings/tests/it/properties.rs: the tool-id
+# grammar, dialect detection, call-body parsing and the OpenAPI loader on mutated real documents)
+# and the HTTP edge's (tests/tests/it/properties.rs: arbitrary bytes, JSON and near-valid
+# envelopes through the real router).
 #
 # `cargo test` runs a bounded number of cases (256 per property, fewer for the corpus documents);
 # this script raises PROPTEST_CASES (default 100000; the corpus properties divide it by 4, GitHub's
@@ -14,4 +16,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PROPTEST_CASES="${1:-100000}"
 filter="${2:-properties}"
-exec cargo test --release -p otc-mappings --test it -- "$filter" --nocapture
+cargo test --release -p otc-mappings --test it -- "$filter" --nocapture
+cargo test --release -p otc-tests --test it -- "$filter" --nocapture
