@@ -4,6 +4,7 @@
 //! tests exercise every error class end to end without any upstream.
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,6 +23,8 @@ pub struct FakeAdapter {
     name: String,
     tools: Vec<(MappedTool, Behaviour, Option<Duration>)>,
     state: Arc<Mutex<SourceState>>,
+    /// Calls that reached a tool (shared by clones), so a test can wait for one to be in flight.
+    started: Arc<AtomicUsize>,
 }
 
 impl fmt::Debug for FakeAdapter {
@@ -40,6 +43,7 @@ impl FakeAdapter {
             name: name.into(),
             tools: Vec::new(),
             state: Arc::new(Mutex::new(SourceState::Ready)),
+            started: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -73,6 +77,11 @@ impl FakeAdapter {
             last.2 = Some(delay);
         }
         self
+    }
+
+    /// How many calls have reached a tool so far (shared by clones).
+    pub fn calls_started(&self) -> usize {
+        self.started.load(Ordering::SeqCst)
     }
 
     /// Sets the state `/health` reports (shared by clones).
@@ -114,6 +123,7 @@ impl Adapter for FakeAdapter {
                 source: None,
             });
         };
+        self.started.fetch_add(1, Ordering::SeqCst);
         if let Some(delay) = delay {
             tokio::time::sleep(*delay).await;
         }

@@ -617,7 +617,7 @@ async fn graceful_shutdown_lets_in_flight_calls_finish() {
         |_| Ok(json!("done")),
     );
     let b = TestBridge::start(
-        vec![Arc::new(fake) as Arc<dyn Adapter>],
+        vec![Arc::new(fake.clone()) as Arc<dyn Adapter>],
         ServerSettings::default(),
         None,
     )
@@ -635,8 +635,14 @@ async fn graceful_shutdown_lets_in_flight_calls_finish() {
             .await
             .unwrap()
     });
-    // Wait until the server has the request, then stop it.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Wait until the call is in the tool (not merely sent), then stop the server.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while fake.calls_started() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap();
     b.stop().await;
     let body = tokio::time::timeout(Duration::from_secs(5), in_flight)
         .await
