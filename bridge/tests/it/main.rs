@@ -7,3 +7,4 @@ mod config;
 mod demo;
 mod interop;
 mod readme;
+mod web;
