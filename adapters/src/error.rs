@@ -1,8 +1,9 @@
 //! `AdapterError`: upstream failures classified by what happened, not by which library noticed.
 //!
-//! The original error is kept as the source, so the bridge's rescue layer can put the whole
-//! cause chain in `developer_message` while `message` stays safe to show. Whether a failure is
-//! worth retrying is decided in one table, in the bridge's `rescue` module (DESIGN.md §3), not here.
+//! The original error is kept as the source, so the bridge can log the whole cause chain while
+//! what a caller sees stays safe. Whether a failure was refused before the call or failed in the
+//! tool, and whether it is worth retrying, is decided in one table, in the bridge's `rescue`
+//! module (DESIGN.md §3), not here.
 
 use std::time::Duration;
 
@@ -119,11 +120,6 @@ impl AdapterError {
             message: message.into(),
             source: None,
         }
-    }
-
-    /// Whether nothing reached the upstream, so the failure is a 400 rather than a tool error.
-    pub fn is_before_call(&self) -> bool {
-        matches!(self, Self::Unavailable { .. } | Self::Setup { .. })
     }
 
     /// How long to wait before retrying, when the upstream said.
