@@ -4,6 +4,22 @@
 //!
 //! Inlining is memoised per reference, so a document whose schemas share a type thousands of
 //! times (GitHub's `simple-user`) is expanded once per type, not once per use.
+//!
+//! **Budgets.** Schemas that share definitions form a DAG whose tree form can be exponentially
+//! larger than the text (a 5.6 KB document whose definitions each reference the next twice, 20
+//! levels deep, is a million nodes per use). Two bounds keep that from becoming an allocation:
+//! - per schema, [`MAX_INLINE_NODES`] copied nodes, past which further references are cut to an
+//!   unconstrained schema with an `Info` diagnostic (the operation is still served);
+//! - per document, [`document_budget`] nodes produced by all inlining together (copies from the
+//!   memo and fresh expansions alike). An inliner past it produces nothing more: the reference
+//!   that crossed it is recorded, and the caller skips the operation, naming that schema
+//!   ([`Inliner::over_budget`]).
+//!
+//! **Why not keep a repeated definition once, under `$defs`, with local references.** The
+//! standard's input schemas are self-contained with every `$ref` inlined (DESIGN.md §4), and
+//! clients (and their models) read definitions without a resolver. Served definitions therefore
+//! stay fully inlined; sharing identical sub-schemas is a matter for the in-memory catalog, not
+//! for what is served.
 
 use std::collections::HashMap;
 
@@ -20,6 +36,25 @@ pub const MAX_REF_DEPTH: usize = 24;
 /// share subschemas form a DAG whose tree form can be exponentially larger (DocuSign's document
 /// expands to gigabytes); past this budget, further references become `{}` with a diagnostic.
 pub const MAX_INLINE_NODES: usize = 50_000;
+
+/// The fixed part of a document's inlining budget: how many JSON nodes one [`Inliner`] may produce
+/// in all, across every schema, whatever the document's size.
+pub const MAX_DOCUMENT_NODES: usize = 100_000;
+
+/// The part of a document's inlining budget that grows with its text: nodes per byte. Measured on
+/// the corpus (`OTC_CORPUS_DIR`, all 2,640 documents): the most any real document produces is
+/// 3.2 nodes per byte (bbc.com, 125 KB); the largest totals are Microsoft Graph beta (45.7 M nodes
+/// from 47 MB, 0.97 a byte), Graph (14.2 M from 20 MB), Stripe (1.3 M) and Kubernetes (0.6 M).
+/// No real document needs the fixed part at this rate (each produces less than 4 per byte of its
+/// own text); it is there for small documents. A `$ref` DAG bomb produces thousands of nodes per
+/// byte, so it is stopped within the fixed part: in the bridge a produced node costs about 1.5 KB
+/// (definitions, validators, list bodies), so 100,000 nodes is the order of the < 100 MB target.
+pub const DOCUMENT_NODES_PER_BYTE: usize = 4;
+
+/// The inlining budget of a document whose text is `text_len` bytes long.
+pub fn document_budget(text_len: usize) -> usize {
+    MAX_DOCUMENT_NODES.saturating_add(text_len.saturating_mul(DOCUMENT_NODES_PER_BYTE))
+}
 
 /// Keywords that must not survive in a self-contained schema.
 const DROPPED: &[&str] = &[
@@ -40,18 +75,50 @@ pub struct Inliner<'a> {
     stack: Vec<String>,
     cut: bool,
     copied: usize,
+    /// Nodes produced since the inliner was made (see [`MAX_DOCUMENT_NODES`]).
+    produced: usize,
+    /// The reference at which the document budget ran out.
+    exhausted: Option<String>,
+    /// How many nodes may be produced in all.
+    budget: usize,
 }
 
 impl<'a> Inliner<'a> {
-    /// An inliner resolving references against `root`.
+    /// An inliner resolving references against `root`, with the fixed budget
+    /// ([`MAX_DOCUMENT_NODES`]).
     pub fn new(root: &'a Value) -> Self {
+        Self::with_budget(root, MAX_DOCUMENT_NODES)
+    }
+
+    /// An inliner that may produce at most `budget` nodes in all (see [`document_budget`]).
+    pub fn with_budget(root: &'a Value, budget: usize) -> Self {
         Self {
+            budget,
             root,
             memo: HashMap::new(),
             stack: Vec::new(),
             cut: false,
             copied: 0,
+            produced: 0,
+            exhausted: None,
         }
+    }
+
+    /// How many nodes this inliner has produced so far, over every schema.
+    pub fn produced(&self) -> usize {
+        self.produced
+    }
+
+    /// The budget this inliner was made with.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The reference at which the document's budget ran out, if it did.
+    /// Schemas inlined since then are incomplete: whoever called [`Inliner::inline`] must not serve
+    /// them.
+    pub fn over_budget(&self) -> Option<&str> {
+        self.exhausted.as_deref()
     }
 
     /// Returns `schema` with every local `$ref` replaced by its target. References that cannot be
@@ -67,6 +134,7 @@ impl<'a> Inliner<'a> {
     }
 
     fn walk(&mut self, schema: &Value, op: Option<&str>, diags: &mut Vec<Diagnostic>) -> Value {
+        self.produced += 1;
         match schema {
             Value::Object(map) => {
                 if let Some(Value::String(reference)) = map.get("$ref") {
@@ -107,8 +175,17 @@ impl<'a> Inliner<'a> {
     }
 
     fn resolve(&mut self, reference: &str, op: Option<&str>, diags: &mut Vec<Diagnostic>) -> Value {
+        if self.exhausted.is_some() {
+            return Value::Object(Map::new());
+        }
+        let memo_size = self.memo.get(reference).map_or(0, |(_, size)| *size);
+        if self.produced + memo_size > self.budget {
+            self.exhausted = Some(reference.to_owned());
+            return Value::Object(Map::new());
+        }
         if let Some((done, size)) = self.memo.get(reference) {
             if self.copied + size <= MAX_INLINE_NODES {
+                self.produced += size;
                 self.copied += size;
                 return done.clone();
             }

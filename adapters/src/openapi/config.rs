@@ -54,6 +54,11 @@ pub struct OpenApiConfig {
     /// fetched. Off by default: no surprise network access.
     #[serde(default)]
     pub allow_remote_refs: bool,
+    /// Directories, besides the document's own directory tree, whose files the document's
+    /// `$ref`s may read (relative paths are relative to the working directory). Files elsewhere,
+    /// and anything that is not a regular file, are never read.
+    #[serde(default)]
+    pub ref_dirs: Vec<PathBuf>,
     /// Whether the document's `servers` may point at link-local or cloud-metadata addresses
     /// (169.254.0.0/16, fe80::/10, fd00:ec2::254, `metadata.google.internal`, ...). Off by
     /// default: a document that sends calls there is how a server-side request forgery reads a
@@ -97,6 +102,7 @@ impl OpenApiConfig {
             toolkit: None,
             version: None,
             allow_remote_refs: false,
+            ref_dirs: Vec::new(),
             allow_link_local_servers: false,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             timeout_ms: DEFAULT_TIMEOUT_MS,

@@ -6,7 +6,14 @@
 //! `spawn_blocking` and the loader drives its async HTTP fetch on the runtime's handle. It enforces
 //! the access rules itself, whatever the mapper asks: files only for a document that is a file,
 //! other URLs only with `allow_remote_refs`.
+//!
+//! **Files are confined.** A document is not trusted to read the machine: a file `$ref` must
+//! resolve, after canonicalisation (so a symlink out of the tree is outside), to a regular file
+//! inside the document's own directory tree or one of the config's `ref_dirs`. Devices, FIFOs and
+//! `/proc` files are refused before they are opened (a FIFO would block, `/dev/zero` never ends),
+//! and every read, the document's own included, stops at [`MAX_DOCUMENT_BYTES`].
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -94,17 +101,46 @@ pub(crate) async fn load(spec: &str, client: &Client) -> Result<Document, Adapte
             .ok_or_else(|| AdapterError::setup(format!("spec '{spec}' is not a valid file URL")))?,
         None => PathBuf::from(spec),
     };
-    let text = tokio::fs::read_to_string(&path)
+    let (text, absolute) = {
+        let path = path.clone();
+        let shown = path.display().to_string();
+        tokio::task::spawn_blocking(move || {
+            let absolute = std::fs::canonicalize(&path)
+                .map_err(|e| format!("cannot read the OpenAPI document {}: {e}", path.display()))?;
+            let text = read_regular_file(&absolute)
+                .map_err(|e| format!("cannot read the OpenAPI document {}: {e}", path.display()))?;
+            Ok::<_, String>((text, absolute))
+        })
         .await
         .map_err(|e| AdapterError::Setup {
-            message: format!("cannot read the OpenAPI document {}: {e}", path.display()),
+            message: format!("reading the OpenAPI document {shown} did not finish"),
             source: Some(Box::new(e)),
-        })?;
-    let absolute = tokio::fs::canonicalize(&path).await.unwrap_or(path);
+        })?
+        .map_err(AdapterError::setup)?
+    };
     Ok(Document {
         text,
         location: Location::File(absolute),
     })
+}
+
+/// Reads `path`, which must be a regular file, as UTF-8 text of at most [`MAX_DOCUMENT_BYTES`].
+/// The type is checked before opening (opening a FIFO blocks until a writer appears), and the
+/// read is limited whatever the metadata said (`/proc` files report a size of 0).
+fn read_regular_file(path: &Path) -> Result<String, String> {
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !metadata.is_file() {
+        return Err("it is not a regular file".to_owned());
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_DOCUMENT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > MAX_DOCUMENT_BYTES {
+        return Err(format!("it is larger than {MAX_DOCUMENT_BYTES} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
 }
 
 /// GETs `url` as text; the error names the URL and what went wrong (never a query string, which
@@ -152,6 +188,8 @@ pub(crate) struct RefLoader {
     client: Client,
     document_is_file: bool,
     allow_remote: bool,
+    /// Canonical directories file `$ref`s may read under: the document's own, then `ref_dirs`.
+    roots: Vec<PathBuf>,
 }
 
 impl otc_mappings::openapi::RefFetcher for RefLoader {
@@ -163,12 +201,31 @@ impl otc_mappings::openapi::RefFetcher for RefLoader {
 impl RefLoader {
     /// A loader for refs of `document`, fetching with `client` on the current runtime.
     pub(crate) fn new(client: Client, document: &Document, allow_remote: bool) -> Self {
+        let roots = match &document.location {
+            // The location is already canonical.
+            Location::File(path) => path.parent().map(Path::to_path_buf).into_iter().collect(),
+            Location::Url(_) => Vec::new(),
+        };
         Self {
             handle: tokio::runtime::Handle::current(),
             client,
             document_is_file: matches!(document.location, Location::File(_)),
             allow_remote,
+            roots,
         }
+    }
+
+    /// Also lets file `$ref`s read under `dirs` (the config's `ref_dirs`; relative ones are
+    /// relative to the working directory). A directory that does not exist is skipped: it holds
+    /// nothing to read.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "wired into load_and_map by the lead (issue 9)")
+    )]
+    pub(crate) fn with_ref_dirs(mut self, dirs: &[PathBuf]) -> Self {
+        self.roots
+            .extend(dirs.iter().filter_map(|d| std::fs::canonicalize(d).ok()));
+        self
     }
 
     /// The text of `uri` (an absolute file path or URL), or why it was not read.
@@ -198,14 +255,130 @@ impl RefLoader {
                 .ok_or_else(|| format!("'{uri}' is not a valid file URL"))?,
             None => Path::new(uri).to_path_buf(),
         };
-        let text = std::fs::read_to_string(&path)
+        // Canonical first: `..`, and symlinks pointing out of the tree, are judged by where they
+        // lead.
+        let canonical = std::fs::canonicalize(&path)
             .map_err(|e| format!("cannot read $ref file {}: {e}", path.display()))?;
-        if text.len() > MAX_DOCUMENT_BYTES {
+        if !self.roots.iter().any(|root| canonical.starts_with(root)) {
             return Err(format!(
-                "$ref file {} is larger than {MAX_DOCUMENT_BYTES} bytes",
-                path.display()
+                "$ref file {} is outside the document's directory (it resolves to {}); list its \
+                 directory in ref_dirs to allow it",
+                path.display(),
+                canonical.display()
             ));
         }
-        Ok(text)
+        read_regular_file(&canonical)
+            .map_err(|e| format!("cannot read $ref file {}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory `<tmp>/otc-issue9-<pid>-<name>` holding `tree/api.json` and a
+    /// `secret.json` beside `tree`.
+    fn sandbox(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("otc-issue9-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tree/sub")).unwrap();
+        std::fs::write(dir.join("tree/api.json"), "{}").unwrap();
+        std::fs::write(dir.join("tree/sub/pet.json"), r#"{"type":"object"}"#).unwrap();
+        std::fs::write(dir.join("secret.json"), r#"{"token":"hunter2"}"#).unwrap();
+        std::fs::canonicalize(dir).unwrap()
+    }
+
+    fn loader(dir: &Path) -> RefLoader {
+        let document = Document {
+            text: "{}".to_owned(),
+            location: Location::File(dir.join("tree/api.json")),
+        };
+        RefLoader::new(Client::new(), &document, false)
+    }
+
+    /// Runs `load` on a blocking thread, as the adapter does.
+    async fn load_ref(loader: RefLoader, uri: String) -> Result<String, String> {
+        tokio::task::spawn_blocking(move || loader.load(&uri))
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn issue_9_files_inside_the_tree_are_read() {
+        let dir = sandbox("inside");
+        let uri = dir.join("tree/sub/pet.json").display().to_string();
+        assert_eq!(
+            load_ref(loader(&dir), uri).await.unwrap(),
+            r#"{"type":"object"}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn issue_9_refs_outside_the_tree_are_refused_by_name() {
+        let dir = sandbox("outside");
+        for uri in [
+            dir.join("tree/../secret.json").display().to_string(),
+            dir.join("secret.json").display().to_string(),
+            "/dev/zero".to_owned(),
+            "/proc/self/environ".to_owned(),
+        ] {
+            let err = load_ref(loader(&dir), uri.clone()).await.unwrap_err();
+            assert!(err.contains(&uri), "{err}");
+            assert!(err.contains("outside"), "{err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn issue_9_a_symlink_out_of_the_tree_is_outside() {
+        let dir = sandbox("symlink");
+        let link = dir.join("tree/link.json");
+        std::os::unix::fs::symlink(dir.join("secret.json"), &link).unwrap();
+        let uri = link.display().to_string();
+        let err = load_ref(loader(&dir), uri.clone()).await.unwrap_err();
+        assert!(err.contains(&uri) && err.contains("outside"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn issue_9_a_fifo_and_a_device_are_not_regular_files() {
+        let dir = sandbox("fifo");
+        let fifo = dir.join("tree/pipe.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let uri = fifo.display().to_string();
+        // Refused before opening: opening a FIFO without a writer would block forever.
+        let err = load_ref(loader(&dir), uri.clone()).await.unwrap_err();
+        assert!(
+            err.contains(&uri) && err.contains("not a regular file"),
+            "{err}"
+        );
+        // A device allowed by ref_dirs is still not read.
+        let err = load_ref(
+            loader(&dir).with_ref_dirs(&[PathBuf::from("/dev")]),
+            "/dev/zero".to_owned(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains("/dev/zero") && err.contains("not a regular file"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn issue_9_ref_dirs_allow_a_listed_directory() {
+        let dir = sandbox("allowed");
+        let uri = dir.join("secret.json").display().to_string();
+        let allowed = loader(&dir).with_ref_dirs(std::slice::from_ref(&dir));
+        assert!(load_ref(allowed, uri).await.unwrap().contains("token"));
+    }
+
+    #[tokio::test]
+    async fn issue_9_the_document_itself_must_be_a_regular_file() {
+        let err = load("/dev/zero", &Client::new()).await.unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
     }
 }

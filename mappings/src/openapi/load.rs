@@ -57,7 +57,37 @@ pub(crate) fn parse_text(text: &str) -> Result<Value, MappingError> {
     parse_yaml(trimmed)
 }
 
+/// How many nodes YAML aliases may add beyond what the text itself can hold (one node per byte,
+/// which no alias-free document reaches). serde_yaml 0.9 bounds nesting depth (128) and the number
+/// of alias jumps (100 per event), not the nodes each jump replays: 20,000 aliases of one
+/// 20,000-item anchor (293 KB) replay 400 million nodes. Counting first, without building anything,
+/// refuses such a document before anything is allocated.
+const MAX_ALIAS_NODES: usize = 200_000;
+
 fn parse_yaml(text: &str) -> Result<Value, MappingError> {
+    let limit = text.len().saturating_add(MAX_ALIAS_NODES);
+    let mut count = 0usize;
+    serde::de::DeserializeSeed::deserialize(
+        NodeCounter {
+            count: &mut count,
+            limit,
+        },
+        serde_yaml::Deserializer::from_str(text),
+    )
+    .map_err(|e| {
+        if count > limit {
+            MappingError::Invalid(format!(
+                "its YAML aliases expand to more than {limit} nodes (the text is {} bytes); \
+                 an alias expansion this large is refused",
+                text.len()
+            ))
+        } else {
+            MappingError::Parse {
+                format: "YAML",
+                message: e.to_string(),
+            }
+        }
+    })?;
     let mut yaml: serde_yaml::Value =
         serde_yaml::from_str(text).map_err(|e| MappingError::Parse {
             format: "YAML",
@@ -166,6 +196,96 @@ pub(crate) fn normalize(
     match version {
         SpecVersion::Swagger2 => swagger2::convert(root, base_uri, diagnostics),
         SpecVersion::OpenApi30 | SpecVersion::OpenApi31 => root,
+    }
+}
+
+/// Counts the nodes a YAML document expands to (aliases replayed), building nothing, and fails as
+/// soon as the count passes `limit`.
+struct NodeCounter<'c> {
+    count: &'c mut usize,
+    limit: usize,
+}
+
+impl NodeCounter<'_> {
+    fn tick<E: serde::de::Error>(&mut self) -> Result<(), E> {
+        *self.count += 1;
+        if *self.count > self.limit {
+            return Err(E::custom("alias expansion limit reached"));
+        }
+        Ok(())
+    }
+
+    fn again(&mut self) -> NodeCounter<'_> {
+        NodeCounter {
+            count: self.count,
+            limit: self.limit,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for NodeCounter<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NodeCounter<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(mut self, _: bool) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_i64<E: serde::de::Error>(mut self, _: i64) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_u64<E: serde::de::Error>(mut self, _: u64) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_i128<E: serde::de::Error>(mut self, _: i128) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_u128<E: serde::de::Error>(mut self, _: u128) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_f64<E: serde::de::Error>(mut self, _: f64) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_str<E: serde::de::Error>(mut self, _: &str) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_unit<E: serde::de::Error>(mut self) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_none<E: serde::de::Error>(mut self) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(mut self, d: D) -> Result<(), D::Error> {
+        self.tick()?;
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.tick()?;
+        while seq.next_element_seed(self.again())?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.tick()?;
+        while map.next_key_seed(self.again())?.is_some() {
+            map.next_value_seed(self.again())?;
+        }
+        Ok(())
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(mut self, data: A) -> Result<(), A::Error> {
+        // A tagged value (`!tag value`): the tag is the variant, the value its content.
+        self.tick()?;
+        let (_, variant) = data.variant_seed(std::marker::PhantomData::<serde::de::IgnoredAny>)?;
+        serde::de::VariantAccess::newtype_variant_seed(variant, self.again())
     }
 }
 

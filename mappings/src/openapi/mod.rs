@@ -33,7 +33,7 @@ pub use plan::{
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};
 use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
-use crate::schema::Inliner;
+use crate::schema::{Inliner, document_budget};
 use crate::tool::MappedTool;
 use operation::{DocContext, Operation, map_operation};
 
@@ -104,7 +104,7 @@ pub fn map_document(
         base_uri,
         bridge_credentials: &options.bridge_credentials,
     };
-    let mut inliner = Inliner::new(&root);
+    let mut inliner = Inliner::with_budget(&root, document_budget(text.len()));
     let mut names = UniqueNames::default();
     let mut tools = Vec::new();
 

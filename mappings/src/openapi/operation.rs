@@ -86,6 +86,15 @@ pub(crate) fn map_operation<'r>(
         diagnostics,
         &mut fixes,
     );
+    // Past the document's budget the schemas above are incomplete: the operation is not served.
+    if let Some(schema) = inliner.over_budget() {
+        return Err(format!(
+            "the document's schemas expand to more than {} nodes in all \
+             (reached while inlining '{schema}'); a $ref graph this large is refused rather \
+             than expanded",
+            inliner.budget()
+        ));
+    }
     let security = map_security(
         cx.root,
         cx.root.get("security"),

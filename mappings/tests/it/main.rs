@@ -3,6 +3,7 @@
 // Test helpers outside `#[test]` functions are not covered by `allow-unwrap-in-tests`.
 #![allow(clippy::unwrap_used)]
 
+mod bombs;
 mod checks;
 mod corpus;
 mod openapi;
