@@ -218,10 +218,6 @@ impl RefLoader {
     /// Also lets file `$ref`s read under `dirs` (the config's `ref_dirs`; relative ones are
     /// relative to the working directory). A directory that does not exist is skipped: it holds
     /// nothing to read.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "wired into load_and_map by the lead (issue 9)")
-    )]
     pub(crate) fn with_ref_dirs(mut self, dirs: &[PathBuf]) -> Self {
         self.roots
             .extend(dirs.iter().filter_map(|d| std::fs::canonicalize(d).ok()));

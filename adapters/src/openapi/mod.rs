@@ -266,7 +266,8 @@ async fn load_and_map(
         allow_remote_refs: config.allow_remote_refs,
         bridge_credentials: config.credentials.keys().cloned().collect(),
     };
-    let loader = load::RefLoader::new(documents, &document, config.allow_remote_refs);
+    let loader = load::RefLoader::new(documents, &document, config.allow_remote_refs)
+        .with_ref_dirs(&config.ref_dirs);
     let url = document.url().cloned();
     let spec = config.spec.clone();
     // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
