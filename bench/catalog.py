@@ -447,6 +447,14 @@ def print_details(r):
         print(f"    {line}")
 
 
+def print_machine():
+    """Times depend on what else runs: say so next to them."""
+    with open("/proc/loadavg", encoding="ascii") as f:
+        load = " ".join(f.read().split()[:3])
+    print(f"# machine: {os.cpu_count()} cores, load average {load}, "
+          f"{mem_available() / MB:.0f} MB available", flush=True)
+
+
 def verdict(ok):
     return "ok" if ok else "MISSED"
 
@@ -477,6 +485,7 @@ def time_tools(bridge, document, runs, workdir):
 def cmd_memory(args):
     github = github_document(args.corpus_dir)
     corpus = manifest_documents(args.openapi_dir)
+    print_machine()
     with tempfile.TemporaryDirectory(prefix="otc-bench-memory-") as workdir:
         print(f"# otc-bridge tools --openapi {github['path']} ({args.runs} runs, /usr/bin/time -v)", flush=True)
         runs = time_tools(args.bridge, github["path"], args.runs, workdir)
@@ -515,6 +524,7 @@ def cmd_memory(args):
 def cmd_scale(args):
     api, rels = directory_documents(args.corpus_dir)
     rows, failure = [], None
+    print_machine()
     with tempfile.TemporaryDirectory(prefix="otc-bench-scale-") as workdir:
         for target in args.sizes:
             docs = first_documents(api, rels, target)
