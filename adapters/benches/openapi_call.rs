@@ -50,7 +50,7 @@ fn tool() -> MappedTool {
             name: "Bench_GetItem".to_owned(),
             description: "Gets an item.".to_owned(),
             version,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             output_schema: None,
             requirements: None,
         },

@@ -30,8 +30,9 @@ fn adapter() -> FakeAdapter {
                 "b": {"type": "number", "description": "Second."}
             },
             "required": ["a", "b"]
-        }),
-        output_schema: Some(json!({"type": "number"})),
+        })
+        .into(),
+        output_schema: Some(json!({"type": "number"}).into()),
         requirements: None,
     };
     FakeAdapter::new("bench").tool(add, |call| {

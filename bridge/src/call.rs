@@ -93,8 +93,17 @@ pub async fn call(
             });
         }
     };
+    let validator = catalog
+        .validator(entry)
+        .map_err(|reason| ApiError::Misconfigured {
+            source_name: entry.adapter.name().to_owned(),
+            detail: format!(
+                "the input schema of {} is not a valid JSON Schema ({reason}); fix the upstream's definition",
+                definition.id
+            ),
+        })?;
     let mut parameter_errors = input_errors;
-    if let Err(errors) = validate::check(&entry.validator, &input) {
+    if let Err(errors) = validate::check(&validator, &input) {
         for (name, message) in errors {
             parameter_errors.entry(name).or_insert(message);
         }

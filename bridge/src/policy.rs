@@ -193,7 +193,7 @@ mod tests {
                 name: format!("Kit_{name}"),
                 description: "d".to_owned(),
                 version: v,
-                input_schema: json!({}),
+                input_schema: json!({}).into(),
                 output_schema: None,
                 requirements: None,
             },

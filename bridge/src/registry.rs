@@ -1,14 +1,20 @@
-//! The registry: every served tool, keyed by `Toolkit.Tool` and version, with its input
-//! validator compiled once when the catalog is built (never per call).
+//! The registry: every served tool, keyed by `Toolkit.Tool` and version.
 //!
 //! A [`Catalog`] is immutable. When a source's tool list changes (MCP `list_changed`), a new
 //! catalog is built from the current one and swapped in ([`SharedCatalog::update`]): updates are
 //! serialised, so two sources refreshing at once cannot lose each other's tools, while readers
 //! never wait (one lock-free load per request). Calls in flight keep the `Arc` of the catalog
 //! they started with.
+//!
+//! Memory follows what is served (DESIGN.md §11): a definition's schemas are shared compact text
+//! ([`otc_mappings::otc::Schema`]), every listing points at the one [`Entry`], input validators
+//! are compiled on a tool's first call into a bounded cache ([`Validators`]), and the `GET /tools`
+//! bodies are written when asked for; only their gzip forms, a fraction of the size, are kept.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
@@ -17,28 +23,43 @@ use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, Ver
 use otc_mappings::{Diagnostic, MappedTool, Severity};
 
 use crate::policy::SourcePolicy;
+use crate::validate::{self, Validators};
+
+/// Entry keys: unique for the life of the process, so a cached validator can never be found
+/// under a key that a later entry reuses (an address could be).
+static NEXT_KEY: AtomicU64 = AtomicU64::new(0);
 
 /// One tool version as served.
 #[derive(Debug)]
 pub struct Entry {
     /// Definition and upstream target.
     pub tool: Arc<MappedTool>,
-    /// The compiled input validator.
-    pub validator: jsonschema::Validator,
     /// The source that serves it.
     pub adapter: Arc<dyn Adapter>,
     /// The source's policy (call limits).
     pub policy: Arc<SourcePolicy>,
+    /// This entry's key in the validator cache.
+    key: u64,
 }
 
 impl Entry {
+    /// An entry for `tool`, served by `adapter` under `policy`.
+    pub fn new(tool: MappedTool, adapter: Arc<dyn Adapter>, policy: Arc<SourcePolicy>) -> Self {
+        Self {
+            tool: Arc::new(tool),
+            adapter,
+            policy,
+            key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
     /// The tool's definition.
     pub fn definition(&self) -> &ToolDefinition {
         &self.tool.definition
     }
 }
 
-/// The tools of one source, already compiled.
+/// The tools of one source.
 #[derive(Debug, Clone)]
 pub struct SourceTools {
     /// The source.
@@ -50,8 +71,9 @@ pub struct SourceTools {
 }
 
 impl SourceTools {
-    /// Applies the source's policy to `tools` and compiles their validators; a tool whose input
-    /// schema does not compile is left out with a diagnostic rather than served unvalidated.
+    /// Applies the source's policy to `tools`. Validators are compiled on each tool's first
+    /// call, not here: start-up stays proportional to the document, and a catalog of thousands
+    /// of tools does not hold thousands of validators nobody calls.
     pub fn compile(
         adapter: Arc<dyn Adapter>,
         policy: Arc<SourcePolicy>,
@@ -61,34 +83,33 @@ impl SourceTools {
         let entries = policy
             .apply(tools, diagnostics)
             .into_iter()
-            .filter_map(|tool| {
-                match jsonschema::options()
-                    .should_validate_formats(false)
-                    .build(&tool.definition.input_schema)
-                {
-                    Ok(validator) => Some(Arc::new(Entry {
-                        tool: Arc::new(tool),
-                        validator,
-                        adapter: Arc::clone(&adapter),
-                        policy: Arc::clone(&policy),
-                    })),
-                    Err(err) => {
-                        diagnostics.push(Diagnostic::new(
-                            Severity::Skipped,
-                            Some(&tool.definition.id.to_string()),
-                            None,
-                            format!("input schema is not a valid JSON Schema: {err}"),
-                        ));
-                        None
-                    }
-                }
-            })
+            .map(|tool| Arc::new(Entry::new(tool, Arc::clone(&adapter), Arc::clone(&policy))))
             .collect();
         Self {
             adapter,
             policy,
             entries,
         }
+    }
+
+    /// Compiles every tool's input validator once (what a call would), for `otc-bridge check`:
+    /// a diagnostic for each tool whose input schema is not a valid JSON Schema.
+    pub fn check_validators(&self) -> Vec<Diagnostic> {
+        self.entries
+            .iter()
+            .filter_map(|entry| {
+                validate::compile(&entry.definition().input_schema)
+                    .err()
+                    .map(|err| {
+                        Diagnostic::new(
+                            Severity::Skipped,
+                            Some(&entry.definition().id.to_string()),
+                            None,
+                            format!("input schema is not a valid JSON Schema: {err}"),
+                        )
+                    })
+            })
+            .collect()
     }
 }
 
@@ -100,10 +121,13 @@ pub struct Catalog {
     by_name: HashMap<String, Vec<Arc<Entry>>>,
     /// Case-folded `Toolkit.Tool` → the served spelling, for "did you mean".
     folded: HashMap<String, String>,
-    /// The definitions served, in listing order.
-    listed: Vec<ToolDefinition>,
-    /// The `GET /tools` body of each dialect, serialised once.
-    lists: HashMap<Dialect, Bytes>,
+    /// The tools served, in listing order.
+    listed: Vec<Arc<Entry>>,
+    /// The gzip-compressed `GET /tools` body of each written dialect (OTC, OXP main, OXP flat),
+    /// made on the first request that accepts it.
+    gzipped: [OnceLock<Bytes>; 3],
+    /// Compiled input validators, shared with the catalogs that follow this one.
+    validators: Arc<Validators>,
     /// Ids that were served twice; the first source wins.
     pub duplicates: Vec<Diagnostic>,
     /// Sources that failed to start and are served without (`--allow-partial`).
@@ -139,9 +163,13 @@ pub enum Resolution<'a> {
 impl Catalog {
     /// Builds the catalog from each source's tools, in source order.
     pub fn new(sources: Vec<SourceTools>) -> Self {
+        Self::with_validators(sources, Arc::default())
+    }
+
+    fn with_validators(sources: Vec<SourceTools>, validators: Arc<Validators>) -> Self {
         let mut by_name: HashMap<String, Vec<Arc<Entry>>> = HashMap::new();
         let mut duplicates = Vec::new();
-        let mut listed: Vec<ToolDefinition> = Vec::new();
+        let mut listed = Vec::new();
         for source in &sources {
             for entry in &source.entries {
                 let def = entry.definition();
@@ -160,7 +188,7 @@ impl Catalog {
                     continue;
                 }
                 versions.push(Arc::clone(entry));
-                listed.push(def.clone());
+                listed.push(Arc::clone(entry));
             }
         }
         for versions in by_name.values_mut() {
@@ -170,24 +198,13 @@ impl Catalog {
             .keys()
             .map(|k| (k.to_ascii_lowercase(), k.clone()))
             .collect();
-        // The RFC draft is answered exactly as OTC 1.0 (DESIGN.md §2): no body of its own.
-        let lists = [Dialect::Otc, Dialect::OxpMain, Dialect::OxpFlat]
-            .into_iter()
-            .map(|dialect| {
-                let body = serde_json::to_vec(&ListToolsBody {
-                    dialect,
-                    tools: &listed,
-                })
-                .unwrap_or_default();
-                (dialect, Bytes::from(body))
-            })
-            .collect();
         Self {
             sources,
             by_name,
             folded,
             listed,
-            lists,
+            gzipped: Default::default(),
+            validators,
             duplicates,
             failed: Vec::new(),
         }
@@ -229,19 +246,50 @@ impl Catalog {
         }
     }
 
-    /// The pre-serialised `GET /tools` body for a dialect.
+    /// The `GET /tools` body for a dialect, written now from the shared definitions (copying
+    /// each schema's text: a few milliseconds for GitHub's 1,200 tools). Large catalogs should
+    /// be written off the async workers.
     pub fn list_body(&self, dialect: Dialect) -> Bytes {
-        let dialect = if dialect == Dialect::RfcDraft {
-            Dialect::Otc
-        } else {
-            dialect
+        let tools: Vec<&ToolDefinition> = self.listed.iter().map(|e| e.definition()).collect();
+        let body = ListToolsBody {
+            dialect: written(dialect),
+            tools: &tools,
         };
-        self.lists.get(&dialect).cloned().unwrap_or_default()
+        Bytes::from(body.to_json())
+    }
+
+    /// The `GET /tools` body for a dialect, gzip-compressed: made once, on first use, and kept
+    /// (about a tenth of the body's size).
+    pub fn list_body_gzip(&self, dialect: Dialect) -> Bytes {
+        let dialect = written(dialect);
+        let slot = match dialect {
+            Dialect::OxpMain => 1,
+            Dialect::OxpFlat => 2,
+            Dialect::Otc | Dialect::RfcDraft => 0,
+        };
+        self.gzipped[slot]
+            .get_or_init(|| {
+                let body = self.list_body(dialect);
+                let mut encoder = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(body.len() / 8),
+                    flate2::Compression::default(),
+                );
+                // Writing to a Vec cannot fail.
+                let _ = encoder.write_all(&body);
+                Bytes::from(encoder.finish().unwrap_or_default())
+            })
+            .clone()
+    }
+
+    /// The input validator of `entry`, compiled on its first call and cached while it fits.
+    pub fn validator(&self, entry: &Entry) -> Result<Arc<jsonschema::Validator>, String> {
+        self.validators
+            .get(entry.key, &entry.definition().input_schema)
     }
 
     /// Every definition served, in catalog order.
-    pub fn definitions(&self) -> &[ToolDefinition] {
-        &self.listed
+    pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> {
+        self.listed.iter().map(|e| e.definition())
     }
 
     /// The number of tools served.
@@ -272,7 +320,17 @@ impl Catalog {
                 }
             })
             .collect();
-        Self::new(sources).with_failed(self.failed.clone())
+        Self::with_validators(sources, Arc::clone(&self.validators))
+            .with_failed(self.failed.clone())
+    }
+}
+
+/// The RFC draft is answered exactly as OTC 1.0 (DESIGN.md §2): no body of its own.
+fn written(dialect: Dialect) -> Dialect {
+    if dialect == Dialect::RfcDraft {
+        Dialect::Otc
+    } else {
+        dialect
     }
 }
 

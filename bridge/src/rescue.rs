@@ -459,7 +459,7 @@ mod tests {
             name: "Kit_Tool".to_owned(),
             description: "d".to_owned(),
             version: ToolVersion::new(1, 0, 0),
-            input_schema: json!({}),
+            input_schema: json!({}).into(),
             output_schema: None,
             requirements: None,
         }

@@ -1,8 +1,97 @@
-//! Input validation: the tool's precompiled validator, and its errors turned into the
-//! `parameter_errors` map of a 422, keyed by top-level parameter with one readable message each.
+//! Input validation: each tool's validator, compiled on its first call and kept in a bounded
+//! cache ([`Validators`]), and its errors turned into the `parameter_errors` map of a 422, keyed
+//! by top-level parameter with one readable message each.
+
+use std::sync::Arc;
 
 use indexmap::IndexMap;
+use otc_mappings::otc::Schema;
+use quick_cache::Weighter;
 use serde_json::Value;
+
+/// How much schema text the validators kept may have been compiled from. A compiled validator
+/// takes about ten times its schema's text (GitHub's 1,223 input schemas: 1.1 MB of text, 11 MB
+/// of validators), so this keeps at most about 40 MB of validators: every tool of most APIs, the
+/// tools actually called of the largest catalogs.
+const CACHE_SCHEMA_BYTES: u64 = 4 << 20;
+
+/// Compiles an input schema (formats are not asserted: they are annotations in the drafts the
+/// standard names).
+pub fn compile(schema: &Schema) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(&schema.to_value())
+        .map_err(|err| err.to_string())
+}
+
+/// Compiled validators by entry key, least recently used first out once their schemas pass
+/// [`CACHE_SCHEMA_BYTES`].
+#[derive(Debug)]
+pub struct Validators {
+    cache: quick_cache::sync::Cache<u64, Compiled, BySchemaText>,
+}
+
+/// A cached validator and the length of the schema text it was compiled from (its weight).
+#[derive(Debug, Clone)]
+struct Compiled {
+    validator: Arc<jsonschema::Validator>,
+    schema_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BySchemaText;
+
+impl Weighter<u64, Compiled> for BySchemaText {
+    fn weight(&self, _key: &u64, compiled: &Compiled) -> u64 {
+        compiled.schema_bytes.max(1)
+    }
+}
+
+impl Default for Validators {
+    fn default() -> Self {
+        Self::with_capacity(CACHE_SCHEMA_BYTES)
+    }
+}
+
+impl Validators {
+    /// A cache that keeps validators compiled from at most `schema_bytes` of schema text.
+    pub fn with_capacity(schema_bytes: u64) -> Self {
+        // quick_cache sizes its table from an item estimate: one per 2 KB of schema text.
+        let items = usize::try_from(schema_bytes / 2048)
+            .unwrap_or(usize::MAX)
+            .max(16);
+        Self {
+            cache: quick_cache::sync::Cache::with_weighter(items, schema_bytes, BySchemaText),
+        }
+    }
+
+    /// The validator of the entry `key`, whose input schema is `schema`: from the cache, or
+    /// compiled now. Two first calls at once may both compile; the result is the same.
+    pub fn get(&self, key: u64, schema: &Schema) -> Result<Arc<jsonschema::Validator>, String> {
+        if let Some(compiled) = self.cache.get(&key) {
+            return Ok(compiled.validator);
+        }
+        let validator = Arc::new(compile(schema)?);
+        self.cache.insert(
+            key,
+            Compiled {
+                validator: Arc::clone(&validator),
+                schema_bytes: schema.len() as u64,
+            },
+        );
+        Ok(validator)
+    }
+
+    /// How many validators are kept.
+    pub fn len(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.cache.is_empty()
+    }
+}
 
 /// At most this many errors are reported; the rest are summarised. An input can be made to
 /// produce thousands of errors, and the response must stay small.

@@ -41,7 +41,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, Mapped, Severity};
 use crate::naming::{self, UniqueNames};
-use crate::otc::{ToolDefinition, ToolId};
+use crate::otc::{Schema, ToolDefinition, ToolId};
 use crate::schema::{self, Inliner};
 use crate::tool::{MappedTool, Target};
 
@@ -88,11 +88,15 @@ pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTo
             name: naming::tool_name(&toolkit, &segment),
             description: describe(tool),
             version,
-            input_schema: map_input_schema(upstream, &tool.input_schema, &mut diagnostics),
-            output_schema: Some(match &tool.output_schema {
+            input_schema: Schema::new(&map_input_schema(
+                upstream,
+                &tool.input_schema,
+                &mut diagnostics,
+            )),
+            output_schema: Some(Schema::new(&match &tool.output_schema {
                 Some(output) => self_contained(upstream, output, &mut diagnostics),
                 None => Value::Object(Map::new()),
-            }),
+            })),
             requirements: None,
         };
         mapped.push(MappedTool {
@@ -229,17 +233,15 @@ mod tests {
         let def = &out.tools[0].definition;
         assert_eq!(def.id.to_string(), "ShopServer.CreateOrder@2.0.0");
         assert_eq!(def.name, "ShopServer_CreateOrder");
-        assert!(!schema::has_refs(&def.input_schema));
-        let item = &def.input_schema["properties"]["items"]["items"];
+        let input = def.input_schema.to_value();
+        assert!(!schema::has_refs(&input));
+        let item = &input["properties"]["items"]["items"];
         assert_eq!(item["properties"]["size"]["enum"], json!(["s", "m"]));
         assert_eq!(item["properties"]["sku"]["description"], "Sku.");
-        assert_eq!(
-            def.input_schema["properties"]["items"]["description"],
-            "Items."
-        );
-        let output = def.output_schema.as_ref().unwrap();
+        assert_eq!(input["properties"]["items"]["description"], "Items.");
+        let output = def.output_schema.as_ref().unwrap().to_value();
         assert_eq!(output["properties"]["id"]["type"], "string");
-        assert!(!schema::has_refs(output));
+        assert!(!schema::has_refs(&output));
         assert!(matches!(&out.tools[0].target, Target::Named { name } if name == "create-order"));
     }
 
@@ -268,7 +270,10 @@ mod tests {
             out.tools[0].definition.input_schema,
             json!({"type": "object"})
         );
-        assert_eq!(out.tools[0].definition.output_schema, Some(json!({})));
+        assert_eq!(
+            *out.tools[0].definition.output_schema.as_ref().unwrap(),
+            json!({})
+        );
         assert_eq!(
             out.tools[0].definition.description,
             "The MCP tool `get-user`."

@@ -23,8 +23,8 @@ pub fn definition(
         name: format!("{toolkit}_{tool}"),
         description: format!("{toolkit} {tool} for tests."),
         version,
-        input_schema,
-        output_schema: Some(json!({})),
+        input_schema: input_schema.into(),
+        output_schema: Some(json!({}).into()),
         requirements: None,
     }
 }

@@ -283,7 +283,8 @@ async fn load_and_map(
                 message: format!("cannot translate the OpenAPI document {spec}: {e}"),
                 source: Some(Box::new(e)),
             })?;
-    Ok((mapped, url))
+    // Copied out on this thread, so the blocking thread's memory is all free (see `relocated`).
+    Ok((mapped.relocated(), url))
 }
 
 /// Resolves each operation's base URL by the rule in the module docs.

@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::ArgMatches;
 
-use super::inspect::{list_once, pretty_list, print_problems};
+use std::path::Path;
+
+use otc_mappings::otc::ToolDefinition;
+
+use super::inspect::{list_once, print_problems, write_pretty_list};
 use crate::cli::ExportArgs;
 
 /// Writes one file, or with `--split` one file per toolkit.
@@ -15,25 +19,29 @@ pub(crate) async fn export(args: &ExportArgs, matches: &ArgMatches) -> anyhow::R
     let listed = list_once(&args.inspect, matches).await?;
     let failed = print_problems(&listed.reports);
     let dialect = listed.config.dialect;
-    let mut tools = listed.catalog.definitions().to_vec();
+    let mut tools: Vec<&ToolDefinition> = listed.catalog.definitions().collect();
     tools.sort_by(|a, b| {
         (&a.id.toolkit, &a.id.tool, a.version).cmp(&(&b.id.toolkit, &b.id.tool, b.version))
     });
-    let render = |tools: &[otc_mappings::otc::ToolDefinition]| pretty_list(dialect, tools);
+    let write = |path: &Path, tools: &[&ToolDefinition]| {
+        std::fs::File::create(path)
+            .map_err(serde_json::Error::io)
+            .and_then(|file| write_pretty_list(file, dialect, tools))
+            .with_context(|| format!("cannot write {}", path.display()))
+    };
     if args.split {
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create directory {}", args.out.display()))?;
         let mut toolkits: Vec<&str> = tools.iter().map(|t| t.id.toolkit.as_str()).collect();
         toolkits.dedup();
         for toolkit in toolkits {
-            let subset: Vec<_> = tools
+            let subset: Vec<&ToolDefinition> = tools
                 .iter()
                 .filter(|t| t.id.toolkit == toolkit)
-                .cloned()
+                .copied()
                 .collect();
             let path = args.out.join(format!("{toolkit}.json"));
-            std::fs::write(&path, render(&subset)?)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            write(&path, &subset)?;
             println!("wrote {} ({} tools)", path.display(), subset.len());
         }
     } else {
@@ -41,8 +49,7 @@ pub(crate) async fn export(args: &ExportArgs, matches: &ArgMatches) -> anyhow::R
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create directory {}", parent.display()))?;
         }
-        std::fs::write(&args.out, render(&tools)?)
-            .with_context(|| format!("cannot write {}", args.out.display()))?;
+        write(&args.out, &tools)?;
         println!("wrote {} ({} tools)", args.out.display(), tools.len());
     }
     Ok(if failed {

@@ -2,6 +2,7 @@
 //! start the sources for inspection, list them once, stop them, print.
 #![allow(clippy::print_stdout)] // What these commands print on stdout is their product.
 
+use std::borrow::Borrow;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -84,7 +85,19 @@ pub(crate) async fn tools(args: &InspectArgs, matches: &ArgMatches) -> anyhow::R
 
 /// `check`: one block per source; fails when a source failed or anything was skipped.
 pub(crate) async fn check(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
-    let listed = list_once(args, matches).await?;
+    let mut listed = list_once(args, matches).await?;
+    // A served bridge compiles each validator on the tool's first call; a check compiles them
+    // all now, so a schema that would refuse every call is reported before anyone calls it.
+    for source in listed.catalog.sources() {
+        let problems = source.check_validators();
+        if let Some(report) = listed
+            .reports
+            .iter_mut()
+            .find(|r| r.name == source.adapter.name())
+        {
+            report.diagnostics.extend(problems);
+        }
+    }
     let failed = listed.reports.iter().any(|r| r.error.is_some());
     let skipped = print_check(&listed.config.sources, &listed.reports);
     Ok(exit_code(failed || skipped))
@@ -98,25 +111,26 @@ fn exit_code(failed: bool) -> ExitCode {
     }
 }
 
-/// The `GET /tools` body of `tools` in `dialect`, pretty-printed, serialised straight from the
-/// definitions (no intermediate JSON tree: large documents make it costly).
-pub(crate) fn pretty_list(dialect: Dialect, tools: &[ToolDefinition]) -> anyhow::Result<String> {
-    let mut text = serde_json::to_string_pretty(&ListToolsBody { dialect, tools })
-        .context("serialising tools")?;
-    text.push('\n');
-    Ok(text)
+/// Writes the `GET /tools` body of `tools` in `dialect` to `out`, pretty-printed, as it is
+/// serialised (no JSON tree of the whole list: large documents make one costly).
+pub(crate) fn write_pretty_list<T: Borrow<ToolDefinition>>(
+    out: impl std::io::Write,
+    dialect: Dialect,
+    tools: &[T],
+) -> Result<(), serde_json::Error> {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+    serde_json::to_writer_pretty(&mut out, &ListToolsBody { dialect, tools })?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(serde_json::Error::io)
 }
 
 fn print_tools(catalog: &Catalog, dialect: Dialect) -> anyhow::Result<()> {
-    let text = pretty_list(dialect, catalog.definitions())?;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    let tools: Vec<&ToolDefinition> = catalog.definitions().collect();
+    match write_pretty_list(std::io::stdout().lock(), dialect, &tools) {
         // The reader stopped early (`| head`): not an error of ours.
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(err).context("writing to stdout")
+        Err(err) if err.io_error_kind() != Some(std::io::ErrorKind::BrokenPipe) => {
+            Err(err).context("writing the tools to stdout")
         }
         _ => Ok(()),
     }

@@ -184,13 +184,14 @@ async fn maps_to_described_tools_without_warnings() {
     };
     let dice = &find("DemoTools_RollDice").definition;
     assert_eq!(dice.id.to_string(), "DemoTools.RollDice@1.0.0");
-    let sides = &dice.input_schema["properties"]["sides"];
+    let input = dice.input_schema.to_value();
+    let sides = &input["properties"]["sides"];
     assert_eq!(
         (&sides["minimum"], &sides["maximum"], &sides["default"]),
         (&json!(2), &json!(100), &json!(6))
     );
     let words = &find("DemoTools_WordCount").definition;
-    let output = words.output_schema.as_ref().unwrap();
+    let output = words.output_schema.as_ref().unwrap().to_value();
     assert_eq!(output["properties"]["words"]["type"], "integer");
     for tool in &mapped.tools {
         let schema = tool.definition.input_schema.to_string();

@@ -166,14 +166,16 @@ fn document_maps_to_described_tools_without_warnings() {
         .iter()
         .find(|t| t.definition.name == "DemoNotes_ListNotes")
         .unwrap();
-    let properties = &list.definition.input_schema["properties"];
+    let input = list.definition.input_schema.to_value();
+    let properties = &input["properties"];
     assert_eq!(properties["limit"]["default"], 10);
     assert_eq!(properties["order"]["enum"], json!(["newest", "oldest"]));
     let create = tools
         .iter()
         .find(|t| t.definition.name == "DemoNotes_CreateNote")
         .unwrap();
-    let required = &create.definition.input_schema["required"];
+    let input = create.definition.input_schema.to_value();
+    let required = &input["required"];
     assert_eq!(
         required,
         &json!(["title", "body"]),

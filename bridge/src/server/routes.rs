@@ -3,7 +3,7 @@
 //! serialised once.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use otc_adapters::SourceState;
 use otc_mappings::otc::{Dialect, OXP_VERSION_HEADER};
@@ -62,13 +62,62 @@ fn shown(state: &SourceState, trusted: bool) -> Value {
     value
 }
 
-/// `GET /tools`: the pre-serialised list in the negotiated dialect.
+/// `GET /tools`: the list in the negotiated dialect; gzip-compressed (made once, then kept) when
+/// the client accepts it. Either is written on a blocking thread: a catalog of thousands of
+/// tools takes milliseconds to write and compress.
 pub(super) async fn list_tools(
     State(state): State<AppState>,
+    headers: HeaderMap,
     ListEnvelope { reply }: ListEnvelope,
 ) -> Response {
     let catalog = state.catalog().current();
-    reply.bytes(StatusCode::OK, catalog.list_body(reply.dialect))
+    let gzip = accepts_gzip(&headers);
+    let dialect = reply.dialect;
+    let written = tokio::task::spawn_blocking(move || {
+        if gzip {
+            catalog.list_body_gzip(dialect)
+        } else {
+            catalog.list_body(dialect)
+        }
+    })
+    .await;
+    let Ok(body) = written else {
+        tracing::error!("Writing the tool list did not finish.");
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let mut response = reply.bytes(StatusCode::OK, body);
+    let response_headers = response.headers_mut();
+    response_headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    if gzip {
+        response_headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+}
+
+/// Whether `Accept-Encoding` accepts gzip: `gzip` (or `x-gzip`, or `*` when gzip is not named)
+/// with a quality above zero (RFC 9110 §12.5.3).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let mut named = None;
+    let mut any = None;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let quality = parts
+                .filter_map(|p| p.trim().strip_prefix("q=").or(p.trim().strip_prefix("Q=")))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+                named = Some(quality > 0.0);
+            } else if coding == "*" {
+                any = Some(quality > 0.0);
+            }
+        }
+    }
+    named.or(any).unwrap_or(false)
 }
 
 /// Unknown paths: 404 with a JSON body naming the endpoints.
@@ -90,5 +139,32 @@ pub(super) async fn call_tool(
     match crate::call::call(&catalog, state.settings().call_timeout, call).await {
         Ok(answer) => reply.answer(answer),
         Err(refusal) => reply.error(refusal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepts(values: &[&str]) -> bool {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+        }
+        accepts_gzip(&headers)
+    }
+
+    #[test]
+    fn gzip_is_sent_only_when_accepted_with_a_positive_quality() {
+        assert!(accepts(&["gzip"]));
+        assert!(accepts(&["br, GZIP;q=0.5"]));
+        assert!(accepts(&["deflate", "x-gzip"]));
+        assert!(accepts(&["*"]));
+        assert!(!accepts(&[]));
+        assert!(!accepts(&["identity"]));
+        assert!(!accepts(&["br, deflate"]));
+        assert!(!accepts(&["gzip;q=0"]));
+        assert!(!accepts(&["*, gzip; q=0"]));
+        assert!(!accepts(&["*;q=0"]));
     }
 }

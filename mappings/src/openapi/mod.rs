@@ -33,6 +33,7 @@ pub use plan::{
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};
 use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
+use crate::otc::{Interner, ToolDefinition};
 use crate::schema::{Inliner, document_budget};
 use crate::tool::MappedTool;
 use operation::{DocContext, Operation, map_operation};
@@ -106,6 +107,7 @@ pub fn map_document(
     };
     let mut inliner = Inliner::with_budget(&root, document_budget(text.len()));
     let mut names = UniqueNames::default();
+    let mut schemas = Interner::default();
     let mut tools = Vec::new();
 
     let paths = match root.get("paths") {
@@ -158,8 +160,9 @@ pub fn map_document(
                 &mut names,
                 &mut op_diagnostics,
             ) {
-                Ok(tool) => {
+                Ok(mut tool) => {
                     diagnostics.append(&mut op_diagnostics);
+                    share_schemas(&mut tool.definition, &mut schemas);
                     tools.push(tool);
                 }
                 Err(reason) => diagnostics.push(Diagnostic::new(
@@ -230,4 +233,13 @@ fn tool_version(
         .filter(|v| v.is_number())
         .map(Value::to_string);
     version_or_default(declared.or(number.as_deref()), diagnostics)
+}
+
+/// Keeps one copy of schemas that several operations share (many operations of one API return
+/// the same object), so the catalog holds each distinct schema once.
+fn share_schemas(definition: &mut ToolDefinition, schemas: &mut Interner) {
+    definition.input_schema = schemas.intern(definition.input_schema.clone());
+    if let Some(output) = definition.output_schema.take() {
+        definition.output_schema = Some(schemas.intern(output));
+    }
 }

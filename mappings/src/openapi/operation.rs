@@ -23,7 +23,7 @@ use crate::openapi::response;
 use crate::openapi::schema::Fixes;
 use crate::openapi::security::map_security;
 use crate::openapi::servers::server_url;
-use crate::otc::{ToolDefinition, ToolId, ToolVersion};
+use crate::otc::{Schema, ToolDefinition, ToolId, ToolVersion};
 use crate::schema::{Inliner, ensure_descriptions};
 use crate::tool::{MappedTool, Target};
 
@@ -158,8 +158,9 @@ pub(crate) fn map_operation<'r>(
         name: tool_name(&cx.toolkit, &tool),
         description: description(op, label, security.note.as_deref()),
         version: cx.version,
-        input_schema,
-        output_schema: output.schema,
+        // Frozen here, so the trees of one operation are freed before the next is translated.
+        input_schema: Schema::new(&input_schema),
+        output_schema: output.schema.as_ref().map(Schema::new),
         requirements: security.requirements,
     };
     Ok(MappedTool {

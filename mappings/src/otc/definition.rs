@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::id::{ToolId, ToolVersion, VersionSelector};
+use super::schema::Schema;
 
 /// How `input_schema` is written on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +33,9 @@ pub struct ToolDefinition {
     /// The tool's version, equal to the version in `id`.
     pub version: ToolVersion,
     /// The JSON Schema of `input` (self-contained: no `$ref`, no `$defs`).
-    pub input_schema: Value,
+    pub input_schema: Schema,
     /// The JSON Schema of the value; `None` means the tool returns nothing (`null` on the wire).
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Schema>,
     /// What the caller must put in `context`.
     pub requirements: Option<ToolRequirements>,
 }
@@ -105,34 +106,73 @@ pub struct WireTool<'a> {
 
 impl Serialize for WireTool<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Parameters<'a> {
-            parameters: &'a Value,
-        }
-        let tool = self.tool;
-        let fields = if tool.requirements.is_some() { 7 } else { 6 };
-        let mut s = serializer.serialize_struct("ToolDefinition", fields)?;
-        s.serialize_field("id", &tool.id)?;
-        s.serialize_field("name", &tool.name)?;
-        s.serialize_field("description", &tool.description)?;
-        s.serialize_field("version", &tool.version)?;
-        match self.form {
-            SchemaForm::Wrapped => {
-                s.serialize_field(
-                    "input_schema",
-                    &Parameters {
-                        parameters: &tool.input_schema,
-                    },
-                )?;
-            }
-            SchemaForm::Flat => s.serialize_field("input_schema", &tool.input_schema)?,
-        }
-        s.serialize_field("output_schema", &tool.output_schema)?;
-        if let Some(requirements) = &tool.requirements {
-            s.serialize_field("requirements", requirements)?;
-        }
-        s.end()
+        write_tool(self.tool, self.form, false, serializer)
     }
+}
+
+/// A definition written by serde_json with its schemas copied verbatim (see
+/// [`Schema::verbatim`]); only for serde_json's serializers, which know a `RawValue`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VerbatimTool<'a> {
+    pub(crate) tool: &'a ToolDefinition,
+    pub(crate) form: SchemaForm,
+}
+
+impl Serialize for VerbatimTool<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        write_tool(self.tool, self.form, true, serializer)
+    }
+}
+
+/// A schema written as tokens, or verbatim.
+struct Written<'a> {
+    schema: &'a Schema,
+    verbatim: bool,
+}
+
+impl Serialize for Written<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.verbatim {
+            self.schema.verbatim().serialize(serializer)
+        } else {
+            self.schema.serialize(serializer)
+        }
+    }
+}
+
+fn write_tool<S: Serializer>(
+    tool: &ToolDefinition,
+    form: SchemaForm,
+    verbatim: bool,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Parameters<'a> {
+        parameters: Written<'a>,
+    }
+    let written = |schema| Written { schema, verbatim };
+    let fields = if tool.requirements.is_some() { 7 } else { 6 };
+    let mut s = serializer.serialize_struct("ToolDefinition", fields)?;
+    s.serialize_field("id", &tool.id)?;
+    s.serialize_field("name", &tool.name)?;
+    s.serialize_field("description", &tool.description)?;
+    s.serialize_field("version", &tool.version)?;
+    match form {
+        SchemaForm::Wrapped => {
+            s.serialize_field(
+                "input_schema",
+                &Parameters {
+                    parameters: written(&tool.input_schema),
+                },
+            )?;
+        }
+        SchemaForm::Flat => s.serialize_field("input_schema", &written(&tool.input_schema))?,
+    }
+    s.serialize_field("output_schema", &tool.output_schema.as_ref().map(written))?;
+    if let Some(requirements) = &tool.requirements {
+        s.serialize_field("requirements", requirements)?;
+    }
+    s.end()
 }
 
 /// A definition read from the wire, with the form its input schema was written in.
@@ -183,8 +223,8 @@ impl<'de> Deserialize<'de> for ParsedTool {
                 name: r.name,
                 description: r.description,
                 version,
-                input_schema,
-                output_schema,
+                input_schema: Schema::new(&input_schema),
+                output_schema: output_schema.as_ref().map(Schema::new),
                 requirements: r.requirements,
             },
             form,

@@ -3,11 +3,13 @@
 //! Detection reads only what every request carries anyway (`$schema`, the `OXP-Version` header,
 //! the body's top-level keys), so it costs nothing beyond parsing the body once.
 
+use std::borrow::Borrow;
+
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::Value;
 
-use super::definition::{SchemaForm, ToolDefinition, WireTool};
+use super::definition::{SchemaForm, ToolDefinition, VerbatimTool, WireTool};
 
 /// The `$schema` OTC 1.0 answers with.
 pub const OTC_SCHEMA: &str = "otc://1.0";
@@ -129,17 +131,29 @@ fn major_is_one(v: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The `GET /tools` body in one dialect.
+/// The `GET /tools` body in one dialect: `tools` holds definitions or references to them.
 #[derive(Debug, Clone, Copy)]
-pub struct ListToolsBody<'a> {
+pub struct ListToolsBody<'a, T = ToolDefinition> {
     /// The dialect to write.
     pub dialect: Dialect,
     /// The tools, in listing order.
-    pub tools: &'a [ToolDefinition],
+    pub tools: &'a [T],
 }
 
-impl Serialize for ListToolsBody<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl<T: Borrow<ToolDefinition>> ListToolsBody<'_, T> {
+    /// The body as compact JSON, each schema's text copied as it is kept (no re-parsing): how
+    /// the bridge writes `GET /tools`.
+    pub fn to_json(&self) -> Vec<u8> {
+        let verbatim = Verbatim(self);
+        // Writing to memory cannot fail: every key is a string.
+        serde_json::to_vec(&verbatim).unwrap_or_default()
+    }
+
+    fn write<S: serde::Serializer>(
+        &self,
+        verbatim: bool,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let form = self.dialect.schema_form();
         let mut m = serializer.serialize_map(None)?;
         if let Some(schema) = self.dialect.schema() {
@@ -150,23 +164,47 @@ impl Serialize for ListToolsBody<'_> {
             &Tools {
                 tools: self.tools,
                 form,
+                verbatim,
             },
         )?;
         m.end()
     }
 }
 
-struct Tools<'a> {
-    tools: &'a [ToolDefinition],
-    form: SchemaForm,
+impl<T: Borrow<ToolDefinition>> Serialize for ListToolsBody<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.write(false, serializer)
+    }
 }
 
-impl Serialize for Tools<'_> {
+/// A list body written by serde_json with verbatim schemas.
+struct Verbatim<'a, 'b, T>(&'a ListToolsBody<'b, T>);
+
+impl<T: Borrow<ToolDefinition>> Serialize for Verbatim<'_, '_, T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.tools.iter().map(|tool| WireTool {
-            tool,
-            form: self.form,
-        }))
+        self.0.write(true, serializer)
+    }
+}
+
+struct Tools<'a, T> {
+    tools: &'a [T],
+    form: SchemaForm,
+    verbatim: bool,
+}
+
+impl<T: Borrow<ToolDefinition>> Serialize for Tools<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.verbatim {
+            serializer.collect_seq(self.tools.iter().map(|tool| VerbatimTool {
+                tool: tool.borrow(),
+                form: self.form,
+            }))
+        } else {
+            serializer.collect_seq(self.tools.iter().map(|tool| WireTool {
+                tool: tool.borrow(),
+                form: self.form,
+            }))
+        }
     }
 }
 

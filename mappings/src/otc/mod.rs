@@ -9,6 +9,7 @@ mod definition;
 mod dialect;
 mod errors;
 mod id;
+mod schema;
 
 pub use call::{
     AuthorizationToken, CallContext, CallOutcome, CallToolRequest, CallToolResponse, ToolError,
@@ -27,3 +28,4 @@ pub use errors::{
     ToolAuthorizationChallenge, ValidationErrorResponse,
 };
 pub use id::{ToolId, ToolIdError, ToolVersion, VersionSelector, is_segment};
+pub use schema::{Interner, Schema};

@@ -30,24 +30,26 @@ pub(crate) fn violations(mapped: &Mapped<MappedTool>) -> Vec<String> {
         if d.description.trim().is_empty() {
             out.push(format!("{id}: empty description"));
         }
-        if has_refs(&d.input_schema) {
+        let input = d.input_schema.to_value();
+        let output = d.output_schema.as_ref().map(|s| s.to_value());
+        if has_refs(&input) {
             out.push(format!("{id}: input schema has $ref/$defs/definitions"));
         }
-        if d.output_schema.as_ref().is_some_and(has_refs) {
+        if output.as_ref().is_some_and(has_refs) {
             out.push(format!("{id}: output schema has $ref/$defs/definitions"));
         }
-        if d.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+        if input.get("type").and_then(Value::as_str) != Some("object") {
             out.push(format!("{id}: input schema is not an object"));
         }
         let mut missing = Vec::new();
-        undescribed(&d.input_schema, "", &mut missing);
+        undescribed(&input, "", &mut missing);
         if !missing.is_empty() {
             out.push(format!("{id}: properties without description: {missing:?}"));
         }
-        if let Err(e) = jsonschema::validator_for(&d.input_schema) {
+        if let Err(e) = jsonschema::validator_for(&input) {
             out.push(format!("{id}: input schema does not compile: {e}"));
         }
-        if let Some(Err(e)) = d.output_schema.as_ref().map(jsonschema::validator_for) {
+        if let Some(Err(e)) = output.as_ref().map(jsonschema::validator_for) {
             out.push(format!("{id}: output schema does not compile: {e}"));
         }
     }

@@ -87,9 +87,8 @@ fn openapi30_fixture() {
     insta::assert_json_snapshot!("openapi30", snapshot(&mapped));
 
     let (get, plan) = tool(&mapped, "GetItem");
-    let props = get.definition.input_schema["properties"]
-        .as_object()
-        .unwrap();
+    let input = get.definition.input_schema.to_value();
+    let props = input["properties"].as_object().unwrap();
     assert!(props.contains_key("id") && props.contains_key("query_id"));
     assert!(!props.contains_key("Accept"));
     assert_eq!(
@@ -144,7 +143,7 @@ fn openapi31_fixture_bundles_the_sibling_document() {
     insta::assert_json_snapshot!("openapi31", snapshot(&mapped));
     let (create, _) = tool(&mapped, "CreateNode");
     assert_eq!(
-        create.definition.input_schema["properties"]["name"]["type"],
+        create.definition.input_schema.to_value()["properties"]["name"]["type"],
         json!(["string", "null"])
     );
     assert_eq!(create.definition.version.to_string(), "2024.6.20");
@@ -181,7 +180,10 @@ fn remote_refs_are_not_followed_unless_allowed() {
     let fetcher = FileFetcher::default();
     let mapped = map_document(&doc.to_string(), &MapOptions::default(), &fetcher).unwrap();
     assert!(fetcher.asked.lock().unwrap().is_empty());
-    assert_eq!(mapped.tools[0].definition.output_schema, Some(json!({})));
+    assert_eq!(
+        *mapped.tools[0].definition.output_schema.as_ref().unwrap(),
+        json!({})
+    );
     let allowed = MapOptions {
         allow_remote_refs: true,
         ..MapOptions::default()

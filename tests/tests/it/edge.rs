@@ -407,7 +407,6 @@ async fn issue_8_concurrent_refreshes_keep_every_sources_tools() {
             let current = catalog.current();
             let latest = current
                 .definitions()
-                .iter()
                 .filter(|d| d.version.major == ROUNDS)
                 .count();
             if latest == sources.len() && current.len() == sources.len() {
@@ -418,10 +417,6 @@ async fn issue_8_concurrent_refreshes_keep_every_sources_tools() {
     })
     .await;
     let current = catalog.current();
-    let ids: Vec<String> = current
-        .definitions()
-        .iter()
-        .map(|d| d.id.to_string())
-        .collect();
+    let ids: Vec<String> = current.definitions().map(|d| d.id.to_string()).collect();
     assert!(settled.is_ok(), "some source's refresh was lost: {ids:?}");
 }

@@ -650,3 +650,87 @@ async fn graceful_shutdown_lets_in_flight_calls_finish() {
         .unwrap();
     assert_eq!(body["result"]["value"], "done");
 }
+
+#[tokio::test]
+async fn issue_9_the_list_is_gzip_compressed_when_the_client_accepts_it() {
+    use std::io::Read as _;
+
+    let b = bridge().await;
+    for (headers, key) in [(&[][..], "tools"), (&[("OXP-Version", "1.0")][..], "items")] {
+        let plain = reqwest::Client::new()
+            .get(b.at("/tools"))
+            .headers(header_map(headers))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(plain.headers()["vary"], "accept-encoding");
+        assert!(plain.headers().get("content-encoding").is_none());
+        let plain = plain.bytes().await.unwrap();
+
+        let mut accepting = header_map(headers);
+        accepting.insert("accept-encoding", "br;q=1, gzip;q=0.8".parse().unwrap());
+        let compressed = reqwest::Client::new()
+            .get(b.at("/tools"))
+            .headers(accepting)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(compressed.headers()["content-encoding"], "gzip");
+        assert_eq!(compressed.headers()["vary"], "accept-encoding");
+        let gzipped = compressed.bytes().await.unwrap();
+        let mut unzipped = Vec::new();
+        flate2::read::GzDecoder::new(&gzipped[..])
+            .read_to_end(&mut unzipped)
+            .unwrap();
+        assert_eq!(unzipped, plain, "the gzip body is the same list");
+        let list: Value = serde_json::from_slice(&unzipped).unwrap();
+        assert!(!list[key].as_array().unwrap().is_empty());
+
+        // `gzip;q=0` refuses it.
+        let mut refusing = header_map(headers);
+        refusing.insert("accept-encoding", "gzip;q=0, identity".parse().unwrap());
+        let a = reqwest::Client::new()
+            .get(b.at("/tools"))
+            .headers(refusing)
+            .send()
+            .await
+            .unwrap();
+        assert!(a.headers().get("content-encoding").is_none());
+        assert_eq!(a.bytes().await.unwrap(), plain);
+    }
+}
+
+fn header_map(headers: &[(&str, &str)]) -> reqwest::header::HeaderMap {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Validators are compiled on a tool's first call: a schema that does not compile is found
+/// then, and refused as the operator's fault (400, not retryable), not as the caller's.
+#[tokio::test]
+async fn issue_9_a_tool_whose_schema_does_not_compile_is_refused_at_its_call() {
+    let broken = otc_tests::tools::definition(
+        "Broken",
+        "Match",
+        (1, 0, 0),
+        json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(unclosed"}}}),
+    );
+    let adapter = FakeAdapter::new("broken").tool(broken, |_| Ok(json!("called")));
+    let b = TestBridge::start(vec![Arc::new(adapter)], ServerSettings::default(), None).await;
+    let a = call_otc(&b, json!({"tool_id": "Broken.Match", "input": {"x": "y"}})).await;
+    assert_eq!(a.status, 400, "{}", a.body);
+    let message = a.body["message"].as_str().unwrap();
+    assert!(message.contains("retrying will not help"), "{message}");
+    let developer = a.body["developer_message"].as_str().unwrap();
+    assert!(
+        developer.contains("input schema of Broken.Match@1.0.0 is not a valid JSON Schema"),
+        "{developer}"
+    );
+}

@@ -190,12 +190,9 @@ async fn stdio_listing_inlines_defs_keeps_enums_and_describes_properties() {
     assert!(tools.diagnostics.is_empty(), "{:?}", tools.diagnostics);
     let order = &tool(&tools, "create_order").definition;
     assert_eq!(order.id.to_string(), "ExampleMcpServer.CreateOrder@2.1.0");
-    assert!(
-        !schema::has_refs(&order.input_schema),
-        "{}",
-        order.input_schema
-    );
-    let props = &order.input_schema["properties"];
+    let input = order.input_schema.to_value();
+    assert!(!schema::has_refs(&input), "{input}");
+    let props = &input["properties"];
     assert_eq!(props["priority"]["enum"], json!(["low", "normal", "high"]));
     assert_eq!(
         props["customer"]["properties"]["address"]["properties"]["country"]["enum"],
@@ -206,10 +203,10 @@ async fn stdio_listing_inlines_defs_keeps_enums_and_describes_properties() {
         json!(["S", "M", "L"])
     );
     for t in &tools.tools {
-        assert_described(&t.definition.input_schema, &t.definition.name);
+        assert_described(&t.definition.input_schema.to_value(), &t.definition.name);
     }
     assert_eq!(
-        order.output_schema.as_ref().unwrap()["required"],
+        order.output_schema.as_ref().unwrap().to_value()["required"],
         json!(["order_id", "total_quantity", "priority"])
     );
     let echo = &tool(&tools, "echo").definition;
@@ -218,8 +215,12 @@ async fn stdio_listing_inlines_defs_keeps_enums_and_describes_properties() {
         "Returns the message unchanged.\n\nTitle: Echo\nHints: [read-only] [idempotent] [closed-world]"
     );
     assert_eq!(
-        tool(&tools, "divide").definition.output_schema,
-        Some(json!({}))
+        *tool(&tools, "divide")
+            .definition
+            .output_schema
+            .as_ref()
+            .unwrap(),
+        json!({})
     );
     insta::assert_json_snapshot!("example_mcp_server_tools", tools);
     adapter.shutdown().await;
@@ -329,8 +330,9 @@ async fn server_everything_is_listed_and_its_echo_called() {
         "McpServersEverything.Echo@2.0.0"
     );
     for t in &tools.tools {
-        assert!(!schema::has_refs(&t.definition.input_schema));
-        assert_described(&t.definition.input_schema, &t.definition.name);
+        let input = t.definition.input_schema.to_value();
+        assert!(!schema::has_refs(&input));
+        assert_described(&input, &t.definition.name);
     }
     let echoed = invoke(&adapter, &tools, "echo", json!({"message": "hi"}))
         .await

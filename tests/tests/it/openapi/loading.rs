@@ -75,7 +75,7 @@ async fn setup_errors_name_what_to_fix() {
 
 /// The `name` property of the only tool's input schema, if the body schema was resolved.
 fn pet_name_property(listed: &Mapped<MappedTool>) -> Option<Value> {
-    let schema = &listed.tools.first()?.definition.input_schema;
+    let schema = listed.tools.first()?.definition.input_schema.to_value();
     schema.pointer("/properties/name").cloned()
 }
 
