@@ -33,6 +33,7 @@ pub use plan::{
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};
 use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
+use crate::pointer;
 use crate::schema::{Inliner, document_budget};
 use crate::tool::MappedTool;
 use operation::{DocContext, Operation, map_operation};
@@ -116,7 +117,7 @@ pub fn map_document(
         }
     };
     for (path, raw_item) in paths.into_iter().flatten() {
-        let item_pointer = format!("/paths/{}", escape_pointer(path));
+        let item_pointer = format!("/paths/{}", pointer::escape(path));
         let item = match refs::chase(&root, raw_item) {
             Ok(item) if item.is_object() => item,
             Ok(_) => {
@@ -189,11 +190,6 @@ fn skip(diagnostics: &mut Vec<Diagnostic>, path: &str, pointer: &str, reason: &s
         Some(pointer.to_owned()),
         reason,
     ));
-}
-
-/// RFC 6901: `~` → `~0`, `/` → `~1`.
-fn escape_pointer(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }
 
 fn info_str<'a>(root: &'a Value, key: &str) -> Option<&'a str> {

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::error::{Diagnostic, Severity};
 use crate::openapi::RefFetcher;
 use crate::openapi::load::parse_text;
-use crate::schema::local_target;
+use crate::pointer::{self, local_target};
 
 /// How many `$ref` hops a chain may take before it is considered circular.
 const MAX_CHAIN: usize = 32;
@@ -174,12 +174,7 @@ impl Bundler<'_> {
             return None;
         }
         let target = self.load(&uri, reference)?;
-        let fragment_pointer = if fragment.contains('%') {
-            percent_decode(fragment)
-        } else {
-            fragment.to_owned()
-        };
-        let Some(part) = target.pointer(&fragment_pointer).cloned() else {
+        let Some(part) = pointer::resolve_fragment(&target, fragment).cloned() else {
             self.warn(reference, "the referenced document has no such part");
             return None;
         };
@@ -280,12 +275,6 @@ fn normalize_path(path: &str) -> String {
     } else {
         joined
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
 }
 
 #[cfg(test)]
