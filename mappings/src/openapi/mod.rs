@@ -1,7 +1,7 @@
 //! OpenAPI → OTC: documents (Swagger 2.0, OpenAPI 3.0, 3.1) become tools and request plans.
 //!
 //! The pipeline of [`map_document`], one module per step:
-//! 1. `load`: parse JSON or YAML and detect the version (the only module that knows versions);
+//! 1. `text`: parse JSON or YAML; `load`: detect the version (the only module that knows versions);
 //! 2. `refs`: bundle external `$ref`s into the document through the caller's [`RefFetcher`], so
 //!    everything after this step resolves local references only;
 //! 3. `load`: bring Swagger 2.0 into the OpenAPI 3.x shape;
@@ -21,6 +21,7 @@ mod response;
 mod schema;
 mod security;
 mod servers;
+mod text;
 
 use std::collections::BTreeSet;
 
@@ -30,6 +31,7 @@ pub use plan::{
     BodyKind, BodyPlan, BodySource, CredentialPlacement, CredentialSource, CredentialUse,
     ParamLocation, ParamPlan, ParamStyle, RequestPlan,
 };
+pub use refs::{NoFetch, RefFetcher};
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};
 use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
@@ -37,25 +39,6 @@ use crate::pointer;
 use crate::schema::{Inliner, document_budget};
 use crate::tool::MappedTool;
 use operation::{DocContext, Operation, map_operation};
-
-/// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
-/// to an absolute file path or URL against [`MapOptions::base_uri`].
-pub trait RefFetcher {
-    /// The text of the document at `uri`, or why it cannot be had.
-    fn fetch(&self, uri: &str) -> Result<String, String>;
-}
-
-/// A fetcher for documents without external refs (every fetch fails with a clear message).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoFetch;
-
-impl RefFetcher for NoFetch {
-    fn fetch(&self, uri: &str) -> Result<String, String> {
-        Err(format!(
-            "external documents are not available here (no fetcher configured for '{uri}')"
-        ))
-    }
-}
 
 /// How a document is translated.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +69,7 @@ pub fn map_document(
     fetcher: &dyn RefFetcher,
 ) -> Result<Mapped<MappedTool>, MappingError> {
     let mut diagnostics = Vec::new();
-    let mut root = load::parse_text(text)?;
+    let mut root = text::parse_text(text)?;
     let version = load::detect(&root)?;
     let base_uri = options.base_uri.as_deref();
     refs::bundle(

@@ -18,9 +18,27 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, Severity};
-use crate::openapi::RefFetcher;
-use crate::openapi::load::parse_text;
+use crate::openapi::text::parse_text;
 use crate::pointer::{self, local_target};
+
+/// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
+/// to an absolute file path or URL against [`MapOptions::base_uri`](crate::openapi::MapOptions::base_uri).
+pub trait RefFetcher {
+    /// The text of the document at `uri`, or why it cannot be had.
+    fn fetch(&self, uri: &str) -> Result<String, String>;
+}
+
+/// A fetcher for documents without external refs (every fetch fails with a clear message).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoFetch;
+
+impl RefFetcher for NoFetch {
+    fn fetch(&self, uri: &str) -> Result<String, String> {
+        Err(format!(
+            "external documents are not available here (no fetcher configured for '{uri}')"
+        ))
+    }
+}
 
 /// How many `$ref` hops a chain may take before it is considered circular.
 const MAX_CHAIN: usize = 32;
