@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::openapi::RequestPlan;
 use crate::otc::ToolDefinition;
+use crate::plan::RequestPlan;
 
 /// A tool as served: its OTC definition and how to reach it upstream.
 #[derive(Debug, Clone, Serialize)]

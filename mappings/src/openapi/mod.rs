@@ -15,7 +15,6 @@ mod body;
 mod load;
 mod operation;
 mod params;
-mod plan;
 mod refs;
 mod response;
 mod schema;
@@ -27,7 +26,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-pub use plan::{
+pub use crate::plan::{
     BodyKind, BodyPlan, BodySource, CredentialPlacement, CredentialSource, CredentialUse,
     ParamLocation, ParamPlan, ParamStyle, RequestPlan,
 };
