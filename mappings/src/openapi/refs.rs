@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::error::{Diagnostic, Severity};
 use crate::openapi::text::parse_text;
 use crate::pointer::{self, local_target};
+use crate::schema::walk;
 
 /// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
 /// to an absolute file path or URL against [`MapOptions::base_uri`](crate::openapi::MapOptions::base_uri).
@@ -97,7 +98,7 @@ fn has_external_refs(value: &Value) -> bool {
             map.get("$ref")
                 .and_then(Value::as_str)
                 .is_some_and(|r| !r.starts_with('#'))
-                || map.values().any(has_external_refs)
+                || walk::subschemas(map).any(has_external_refs)
         }
         Value::Array(items) => items.iter().any(has_external_refs),
         _ => false,
@@ -130,18 +131,9 @@ impl Bundler<'_> {
                         map.insert("$ref".to_owned(), Value::String(local));
                     }
                 }
-                for (key, child) in map.iter_mut() {
-                    match (key.as_str(), child) {
-                        // Maps of names to schemas: a property named `default` is a schema.
-                        ("properties" | "patternProperties", Value::Object(schemas)) => {
-                            for schema in schemas.values_mut() {
-                                self.rewrite(schema, base, external);
-                            }
-                        }
-                        // Data, not schemas: never rewritten.
-                        ("example" | "examples" | "default" | "enum", _) => {}
-                        (_, child) => self.rewrite(child, base, external),
-                    }
+                // Data (`const`, `default`, `example(s)`, `enum`) is never rewritten.
+                for child in walk::subschemas_mut(map) {
+                    self.rewrite(child, base, external);
                 }
             }
             Value::Array(items) => {
@@ -320,6 +312,40 @@ mod tests {
             resolve_uri(None, "https://x.io/a.json").as_deref(),
             Some("https://x.io/a.json")
         );
+    }
+
+    /// Serves one document, `/specs/common.json`.
+    struct Common;
+
+    impl RefFetcher for Common {
+        fn fetch(&self, uri: &str) -> Result<String, String> {
+            assert_eq!(uri, "/specs/common.json");
+            Ok(r#"{"Pet": {"type": "object"}}"#.to_owned())
+        }
+    }
+
+    #[test]
+    fn bundling_rewrites_schemas_and_leaves_data_alone() {
+        let external = json!({"$ref": "common.json#/Pet"});
+        let mut root = json!({
+            "dependentSchemas": {"default": external},
+            "const": external,
+            "examples": [external],
+        });
+        let mut diagnostics = Vec::new();
+        bundle(
+            &mut root,
+            Some("/specs/api.json"),
+            false,
+            &Common,
+            &mut diagnostics,
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let local = json!({"$ref": "#/x-otc-bundled/b0"});
+        assert_eq!(root["dependentSchemas"]["default"], local);
+        assert_eq!(root["const"], external);
+        assert_eq!(root["examples"][0], external);
+        assert_eq!(root[BUNDLE_KEY]["b0"], json!({"type": "object"}));
     }
 
     #[test]
