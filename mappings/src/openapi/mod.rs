@@ -46,8 +46,10 @@ pub struct MapOptions {
     pub toolkit: Option<String>,
     /// Configured version (else `info.version`), normalised with `naming::normalize_version`.
     pub version: Option<String>,
-    /// Where the document came from (file path or http(s) URL): relative `$ref`s and relative
-    /// server URLs resolve against it.
+    /// Where the document came from (an absolute file path, or a URL): relative `$ref`s and
+    /// relative server URLs resolve against it. A relative path cannot be resolved against (the
+    /// mapper does no I/O, so it does not know the working directory); its relative `$ref`s are
+    /// reported and left unbundled.
     pub base_uri: Option<String>,
     /// Follow http(s) `$ref`s only when true (default off: no surprise network access).
     pub allow_remote_refs: bool,
