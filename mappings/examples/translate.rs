@@ -21,8 +21,11 @@ fn main() {
                 continue;
             }
         };
+        // Relative `$ref`s resolve against an absolute path only.
+        let base_uri =
+            std::path::absolute(&path).map_or_else(|_| path.clone(), |p| p.display().to_string());
         let options = MapOptions {
-            base_uri: Some(path.clone()),
+            base_uri: Some(base_uri),
             ..MapOptions::default()
         };
         let started = Instant::now();

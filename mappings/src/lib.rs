@@ -10,6 +10,8 @@ pub mod mcp;
 pub mod naming;
 pub mod openapi;
 pub mod otc;
+mod plan;
+mod pointer;
 pub mod schema;
 mod tool;
 

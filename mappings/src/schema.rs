@@ -28,6 +28,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, Severity};
 
+pub(crate) mod walk;
+
+/// Where a local reference leads; kept here, its public home, since `Inliner` is its main user.
+pub use crate::pointer::local_target;
+
 /// How deep references may nest before a schema is cut to `{}`. Deeper real schemas are rare,
 /// and the cut keeps pathological documents from blowing up in size.
 pub const MAX_REF_DEPTH: usize = 24;
@@ -146,23 +151,8 @@ impl<'a> Inliner<'a> {
                     if DROPPED.contains(&key.as_str()) {
                         continue;
                     }
-                    // `properties`, `patternProperties` etc. map names to schemas; `example(s)`,
-                    // `default`, `const` and `enum` hold data, which is copied as it is.
-                    let walked = match (key.as_str(), value) {
-                        ("example" | "examples" | "default" | "const" | "enum", _) => value.clone(),
-                        // Maps of names to schemas: a property named `default` or `enum` is a
-                        // schema, not data.
-                        (
-                            "properties" | "patternProperties" | "dependentSchemas",
-                            Value::Object(schemas),
-                        ) => Value::Object(
-                            schemas
-                                .iter()
-                                .map(|(k, v)| (k.clone(), self.walk(v, op, diags)))
-                                .collect(),
-                        ),
-                        _ => self.walk(value, op, diags),
-                    };
+                    // Data is copied as it is; a property named `default` is still a schema.
+                    let walked = walk::map_keyword(key, value, |v| self.walk(v, op, diags));
                     out.insert(key.clone(), walked);
                 }
                 Value::Object(out)
@@ -246,31 +236,12 @@ fn node_count(value: &Value) -> usize {
     }
 }
 
-/// The value a local reference (`#/a/b`, URI-fragment encoded) points to.
-pub fn local_target<'v>(root: &'v Value, reference: &str) -> Option<&'v Value> {
-    let fragment = reference.strip_prefix('#')?;
-    if fragment.is_empty() {
-        return Some(root);
-    }
-    if fragment.contains('%') {
-        let decoded = percent_decode(fragment);
-        return root.pointer(&decoded);
-    }
-    root.pointer(fragment)
-}
-
-fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
 /// `{"$ref": …, "description": …}`: keywords beside a reference (legal in 3.1 and JSON Schema
-/// 2019+) refine the target, so they are laid over it.
+/// 2019+) refine the target, so they are laid over it, walked by the same rule as any keyword.
 fn merge_siblings(
     resolved: Value,
     map: &Map<String, Value>,
-    mut walk: impl FnMut(&Value) -> Value,
+    mut walk_schema: impl FnMut(&Value) -> Value,
 ) -> Value {
     let siblings: Vec<_> = map
         .iter()
@@ -284,7 +255,7 @@ fn merge_siblings(
         other => return other,
     };
     for (key, value) in siblings {
-        base.insert(key.clone(), walk(value));
+        base.insert(key.clone(), walk::map_keyword(key, value, &mut walk_schema));
     }
     Value::Object(base)
 }
@@ -329,13 +300,7 @@ pub fn has_refs(schema: &Value) -> bool {
             map.contains_key("$ref")
                 || map.contains_key("$defs")
                 || map.contains_key("definitions")
-                || map.iter().any(|(k, v)| match (k.as_str(), v) {
-                    ("properties" | "patternProperties" | "dependentSchemas", Value::Object(m)) => {
-                        m.values().any(has_refs)
-                    }
-                    ("enum" | "const" | "default" | "example" | "examples", _) => false,
-                    _ => has_refs(v),
-                })
+                || walk::subschemas(map).any(has_refs)
         }
         Value::Array(items) => items.iter().any(has_refs),
         _ => false,
@@ -376,17 +341,6 @@ mod tests {
         let out = Inliner::new(&root).inline(&root, Some("op"), &mut d);
         assert!(!has_refs(&out));
         assert_eq!(d.len(), 1);
-    }
-
-    #[test]
-    fn percent_encoded_pointers_resolve_and_never_panic() {
-        let root = json!({"definitions": {"a b": {"type": "string"}}});
-        assert_eq!(
-            local_target(&root, "#/definitions/a%20b"),
-            Some(&json!({"type": "string"}))
-        );
-        assert_eq!(local_target(&root, "#/definitions/%é%"), None);
-        assert_eq!(local_target(&root, "#/%"), None);
     }
 
     #[test]

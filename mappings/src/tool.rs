@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::error::Mapped;
-use crate::openapi::RequestPlan;
 use crate::otc::{Schema, ToolDefinition};
+use crate::plan::RequestPlan;
 
 /// A tool as served: its OTC definition and how to reach it upstream.
 #[derive(Debug, Clone, Serialize)]

@@ -8,9 +8,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::Diagnostic;
-use crate::openapi::plan::BodyKind;
 use crate::openapi::refs::chase;
 use crate::openapi::schema::{Direction, Fixes, convert};
+use crate::plan::BodyKind;
 use crate::schema::Inliner;
 
 /// The description given to a file field of a multipart body.

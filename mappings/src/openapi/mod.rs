@@ -1,7 +1,7 @@
 //! OpenAPI → OTC: documents (Swagger 2.0, OpenAPI 3.0, 3.1) become tools and request plans.
 //!
 //! The pipeline of [`map_document`], one module per step:
-//! 1. `load`: parse JSON or YAML and detect the version (the only module that knows versions);
+//! 1. `text`: parse JSON or YAML; `load`: detect the version (the only module that knows versions);
 //! 2. `refs`: bundle external `$ref`s into the document through the caller's [`RefFetcher`], so
 //!    everything after this step resolves local references only;
 //! 3. `load`: bring Swagger 2.0 into the OpenAPI 3.x shape;
@@ -15,47 +15,30 @@ mod body;
 mod load;
 mod operation;
 mod params;
-mod plan;
 mod refs;
 mod response;
 mod schema;
 mod security;
 mod servers;
+mod text;
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-pub use plan::{
+pub use crate::plan::{
     BodyKind, BodyPlan, BodySource, CredentialPlacement, CredentialSource, CredentialUse,
     ParamLocation, ParamPlan, ParamStyle, RequestPlan,
 };
+pub use refs::{NoFetch, RefFetcher};
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};
 use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
 use crate::otc::{Interner, ToolDefinition};
+use crate::pointer;
 use crate::schema::{Inliner, document_budget};
 use crate::tool::MappedTool;
 use operation::{DocContext, Operation, map_operation};
-
-/// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
-/// to an absolute file path or URL against [`MapOptions::base_uri`].
-pub trait RefFetcher {
-    /// The text of the document at `uri`, or why it cannot be had.
-    fn fetch(&self, uri: &str) -> Result<String, String>;
-}
-
-/// A fetcher for documents without external refs (every fetch fails with a clear message).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoFetch;
-
-impl RefFetcher for NoFetch {
-    fn fetch(&self, uri: &str) -> Result<String, String> {
-        Err(format!(
-            "external documents are not available here (no fetcher configured for '{uri}')"
-        ))
-    }
-}
 
 /// How a document is translated.
 #[derive(Debug, Clone, Default)]
@@ -64,8 +47,10 @@ pub struct MapOptions {
     pub toolkit: Option<String>,
     /// Configured version (else `info.version`), normalised with `naming::normalize_version`.
     pub version: Option<String>,
-    /// Where the document came from (file path or http(s) URL): relative `$ref`s and relative
-    /// server URLs resolve against it.
+    /// Where the document came from (an absolute file path, or a URL): relative `$ref`s and
+    /// relative server URLs resolve against it. A relative path cannot be resolved against (the
+    /// mapper does no I/O, so it does not know the working directory); its relative `$ref`s are
+    /// reported and left unbundled.
     pub base_uri: Option<String>,
     /// Follow http(s) `$ref`s only when true (default off: no surprise network access).
     pub allow_remote_refs: bool,
@@ -86,7 +71,7 @@ pub fn map_document(
     fetcher: &dyn RefFetcher,
 ) -> Result<Mapped<MappedTool>, MappingError> {
     let mut diagnostics = Vec::new();
-    let mut root = load::parse_text(text)?;
+    let mut root = text::parse_text(text)?;
     let version = load::detect(&root)?;
     let base_uri = options.base_uri.as_deref();
     refs::bundle(
@@ -118,7 +103,7 @@ pub fn map_document(
         }
     };
     for (path, raw_item) in paths.into_iter().flatten() {
-        let item_pointer = format!("/paths/{}", escape_pointer(path));
+        let item_pointer = format!("/paths/{}", pointer::escape(path));
         let item = match refs::chase(&root, raw_item) {
             Ok(item) if item.is_object() => item,
             Ok(_) => {
@@ -192,11 +177,6 @@ fn skip(diagnostics: &mut Vec<Diagnostic>, path: &str, pointer: &str, reason: &s
         Some(pointer.to_owned()),
         reason,
     ));
-}
-
-/// RFC 6901: `~` → `~0`, `/` → `~1`.
-fn escape_pointer(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }
 
 fn info_str<'a>(root: &'a Value, key: &str) -> Option<&'a str> {

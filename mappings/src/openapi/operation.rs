@@ -16,14 +16,12 @@ use crate::error::{Diagnostic, Severity};
 use crate::naming::{UniqueNames, segment, segment_from_route, tool_name};
 use crate::openapi::body::{self, Body};
 use crate::openapi::params::{self, Param, ParamContext, location_prefix};
-use crate::openapi::plan::{
-    BodyKind, BodyPlan, BodySource, ParamLocation, ParamStyle, RequestPlan,
-};
 use crate::openapi::response;
 use crate::openapi::schema::Fixes;
 use crate::openapi::security::map_security;
 use crate::openapi::servers::server_url;
 use crate::otc::{Schema, ToolDefinition, ToolId, ToolVersion};
+use crate::plan::{BodyKind, BodyPlan, BodySource, ParamLocation, ParamStyle, RequestPlan};
 use crate::schema::{Inliner, ensure_descriptions};
 use crate::tool::{MappedTool, Target};
 
@@ -237,7 +235,7 @@ fn read_params<'r>(
                 format!("path placeholder '{{{name}}}' has no parameter; added as a string"),
             ));
             out.push(Param {
-                plan: crate::openapi::plan::ParamPlan {
+                plan: crate::plan::ParamPlan {
                     input: String::new(),
                     name: name.clone(),
                     location: ParamLocation::Path,

@@ -7,9 +7,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::{Diagnostic, Severity};
-use crate::openapi::plan::{ParamLocation, ParamPlan, ParamStyle};
 use crate::openapi::refs::chase;
 use crate::openapi::schema::{Direction, Fixes, convert};
+use crate::plan::{ParamLocation, ParamPlan, ParamStyle};
 use crate::schema::Inliner;
 
 /// A parameter read from the document; `plan.input` is set once names are assigned.

@@ -16,11 +16,31 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
+use url::Url;
 
 use crate::error::{Diagnostic, Severity};
-use crate::openapi::RefFetcher;
-use crate::openapi::load::parse_text;
-use crate::schema::local_target;
+use crate::openapi::text::parse_text;
+use crate::pointer::{self, local_target};
+use crate::schema::walk;
+
+/// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
+/// to an absolute file path or URL against [`MapOptions::base_uri`](crate::openapi::MapOptions::base_uri).
+pub trait RefFetcher {
+    /// The text of the document at `uri`, or why it cannot be had.
+    fn fetch(&self, uri: &str) -> Result<String, String>;
+}
+
+/// A fetcher for documents without external refs (every fetch fails with a clear message).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoFetch;
+
+impl RefFetcher for NoFetch {
+    fn fetch(&self, uri: &str) -> Result<String, String> {
+        Err(format!(
+            "external documents are not available here (no fetcher configured for '{uri}')"
+        ))
+    }
+}
 
 /// How many `$ref` hops a chain may take before it is considered circular.
 const MAX_CHAIN: usize = 32;
@@ -57,7 +77,7 @@ pub(crate) fn bundle(
         return;
     }
     let mut bundler = Bundler {
-        root_uri: base.map(str::to_owned),
+        root_uri: base.map(normalise),
         allow_remote,
         fetcher,
         docs: HashMap::new(),
@@ -79,7 +99,7 @@ fn has_external_refs(value: &Value) -> bool {
             map.get("$ref")
                 .and_then(Value::as_str)
                 .is_some_and(|r| !r.starts_with('#'))
-                || map.values().any(has_external_refs)
+                || walk::subschemas(map).any(has_external_refs)
         }
         Value::Array(items) => items.iter().any(has_external_refs),
         _ => false,
@@ -112,18 +132,9 @@ impl Bundler<'_> {
                         map.insert("$ref".to_owned(), Value::String(local));
                     }
                 }
-                for (key, child) in map.iter_mut() {
-                    match (key.as_str(), child) {
-                        // Maps of names to schemas: a property named `default` is a schema.
-                        ("properties" | "patternProperties", Value::Object(schemas)) => {
-                            for schema in schemas.values_mut() {
-                                self.rewrite(schema, base, external);
-                            }
-                        }
-                        // Data, not schemas: never rewritten.
-                        ("example" | "examples" | "default" | "enum", _) => {}
-                        (_, child) => self.rewrite(child, base, external),
-                    }
+                // Data (`const`, `default`, `example(s)`, `enum`) is never rewritten.
+                for child in walk::subschemas_mut(map) {
+                    self.rewrite(child, base, external);
                 }
             }
             Value::Array(items) => {
@@ -150,10 +161,17 @@ impl Bundler<'_> {
             match resolve_uri(base, uri_part) {
                 Some(uri) => uri,
                 None => {
-                    self.warn(
-                        reference,
-                        "relative reference, but the document's location is unknown",
-                    );
+                    let why = match base {
+                        Some(base) if Base::parse(base).is_none() => {
+                            format!(
+                                "relative reference, but the document's location '{base}' is not an absolute path or URL"
+                            )
+                        }
+                        _ => {
+                            "relative reference, but the document's location is unknown".to_owned()
+                        }
+                    };
+                    self.warn(reference, &why);
                     return None;
                 }
             }
@@ -174,12 +192,7 @@ impl Bundler<'_> {
             return None;
         }
         let target = self.load(&uri, reference)?;
-        let fragment_pointer = if fragment.contains('%') {
-            percent_decode(fragment)
-        } else {
-            fragment.to_owned()
-        };
-        let Some(part) = target.pointer(&fragment_pointer).cloned() else {
+        let Some(part) = pointer::resolve_fragment(&target, fragment).cloned() else {
             self.warn(reference, "the referenced document has no such part");
             return None;
         };
@@ -233,59 +246,58 @@ fn is_remote(uri: &str) -> bool {
     uri.starts_with("http://") || uri.starts_with("https://")
 }
 
-/// Resolves `reference` (a URL or a relative path) against `base` (a URL or a file path).
-/// `None` when a relative reference has no base.
+/// Resolves `reference` (a URI reference: a URL, or a path relative to the document) against
+/// `base` (a URL, or an absolute file path) with [`Url::join`] (RFC 3986: `.` and `..` removed,
+/// percent-escapes kept as escapes). A file path is joined as a `file://` URL and handed back as
+/// a path, because a path is what a [`RefFetcher`] is given for a document that is a file.
+/// `None` when a relative reference has no base, or a base that is a relative path (the mapper
+/// does no I/O, so it does not know the working directory that path is relative to).
 pub(crate) fn resolve_uri(base: Option<&str>, reference: &str) -> Option<String> {
-    if url::Url::parse(reference).is_ok_and(|u| u.scheme().len() > 1) {
+    if Url::parse(reference).is_ok_and(|u| u.scheme().len() > 1) {
         return Some(reference.to_owned());
     }
-    let base = base?;
-    if is_remote(base) || base.starts_with("file:") {
-        return url::Url::parse(base)
-            .ok()?
-            .join(reference)
-            .ok()
-            .map(String::from);
-    }
-    if reference.starts_with('/') {
-        return Some(normalize_path(reference));
-    }
-    let dir = match base.rfind('/') {
-        Some(i) => &base[..=i],
-        None => "",
-    };
-    Some(normalize_path(&format!("{dir}{reference}")))
+    let base = Base::parse(base?)?;
+    base.unparse(base.url.join(reference).ok()?)
 }
 
-/// Removes `.` and `..` segments lexically (no file system access).
-fn normalize_path(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|p| *p != "..") {
-                    parts.pop();
-                } else if !absolute {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
+/// Where a document is, as a URL to join against, and whether it was given as a file path.
+struct Base {
+    url: Url,
+    is_path: bool,
+}
+
+impl Base {
+    fn parse(base: &str) -> Option<Self> {
+        match Url::parse(base) {
+            // A scheme of one letter is a Windows drive (`C:/specs/api.yaml`), which is a path.
+            Ok(url) if url.scheme().len() > 1 => Some(Self {
+                url,
+                is_path: false,
+            }),
+            // Parsed again because `from_file_path` keeps `..` segments; parsing removes them.
+            _ => Url::from_file_path(base)
+                .ok()
+                .and_then(|url| Url::parse(url.as_str()).ok())
+                .map(|url| Self { url, is_path: true }),
         }
     }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
-    } else {
-        joined
+
+    /// `url` in the form the base was given in: a path for a path, else the URL.
+    fn unparse(&self, url: Url) -> Option<String> {
+        if self.is_path && url.scheme() == "file" {
+            url.to_file_path().ok().map(|p| p.display().to_string())
+        } else {
+            Some(url.into())
+        }
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
+/// `base` in the form [`resolve_uri`] produces (`/a/./b.yaml` is `/a/b.yaml`), so a reference
+/// back into the root document is recognised as one; `base` itself when it cannot be read.
+fn normalise(base: &str) -> String {
+    Base::parse(base)
+        .and_then(|b| b.unparse(b.url.clone()))
+        .unwrap_or_else(|| base.to_owned())
 }
 
 #[cfg(test)]
@@ -296,23 +308,78 @@ mod tests {
 
     #[test]
     fn uris_resolve_against_files_and_urls() {
+        let resolve = |base: Option<&str>, reference: &str| resolve_uri(base, reference);
         assert_eq!(
-            resolve_uri(Some("/a/b/api.yaml"), "../c/pet.yaml").as_deref(),
+            resolve(Some("/a/b/api.yaml"), "../c/pet.yaml").as_deref(),
             Some("/a/c/pet.yaml")
         );
         assert_eq!(
-            resolve_uri(Some("specs/api.yaml"), "pet.yaml").as_deref(),
-            Some("specs/pet.yaml")
+            resolve(Some("/a/b/api.yaml"), "./../../../x.yaml").as_deref(),
+            Some("/x.yaml")
         );
         assert_eq!(
-            resolve_uri(Some("https://x.io/v1/api.json"), "common.json").as_deref(),
+            resolve(Some("/a/b/api.yaml"), "/c/pet.yaml").as_deref(),
+            Some("/c/pet.yaml")
+        );
+        // A reference is a URI: its escapes name the file's real characters.
+        assert_eq!(
+            resolve(Some("/my specs/api.yaml"), "pet%20types.yaml").as_deref(),
+            Some("/my specs/pet types.yaml")
+        );
+        assert_eq!(
+            resolve(Some("file:///a/b/api.yaml"), "../c/pet.yaml").as_deref(),
+            Some("file:///a/c/pet.yaml")
+        );
+        assert_eq!(
+            resolve(Some("https://x.io/v1/api.json"), "common.json").as_deref(),
             Some("https://x.io/v1/common.json")
         );
-        assert_eq!(resolve_uri(None, "pet.yaml"), None);
         assert_eq!(
-            resolve_uri(None, "https://x.io/a.json").as_deref(),
+            resolve(Some("https://x.io/v1/api.json"), "/common.json").as_deref(),
+            Some("https://x.io/common.json")
+        );
+        assert_eq!(resolve(None, "pet.yaml"), None);
+        assert_eq!(resolve(Some("specs/api.yaml"), "pet.yaml"), None);
+        assert_eq!(
+            resolve(None, "https://x.io/a.json").as_deref(),
             Some("https://x.io/a.json")
         );
+        assert_eq!(normalise("/a/./b/../api.yaml"), "/a/api.yaml");
+        assert_eq!(normalise("specs/api.yaml"), "specs/api.yaml");
+    }
+
+    /// Serves one document, `/specs/common.json`.
+    struct Common;
+
+    impl RefFetcher for Common {
+        fn fetch(&self, uri: &str) -> Result<String, String> {
+            assert_eq!(uri, "/specs/common.json");
+            Ok(r#"{"Pet": {"type": "object"}}"#.to_owned())
+        }
+    }
+
+    #[test]
+    fn bundling_rewrites_schemas_and_leaves_data_alone() {
+        let external = json!({"$ref": "common.json#/Pet"});
+        let mut root = json!({
+            "dependentSchemas": {"default": external},
+            "const": external,
+            "examples": [external],
+        });
+        let mut diagnostics = Vec::new();
+        bundle(
+            &mut root,
+            Some("/specs/api.json"),
+            false,
+            &Common,
+            &mut diagnostics,
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let local = json!({"$ref": "#/x-otc-bundled/b0"});
+        assert_eq!(root["dependentSchemas"]["default"], local);
+        assert_eq!(root["const"], external);
+        assert_eq!(root["examples"][0], external);
+        assert_eq!(root[BUNDLE_KEY]["b0"], json!({"type": "object"}));
     }
 
     #[test]

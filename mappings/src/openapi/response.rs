@@ -10,9 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, Severity};
 use crate::openapi::body::ranked;
-use crate::openapi::plan::BodyKind;
 use crate::openapi::refs::chase;
 use crate::openapi::schema::{Direction, Fixes, convert};
+use crate::plan::BodyKind;
 use crate::schema::Inliner;
 
 /// The output side of one operation.

@@ -17,6 +17,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::schema::walk::{ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS};
+
 /// Which side of a call a schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Direction {
@@ -33,25 +35,6 @@ const TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "array", "object", "null",
 ];
 
-/// Keywords whose value is one schema.
-const SUB_SCHEMA: &[&str] = &[
-    "items",
-    "additionalProperties",
-    "not",
-    "contains",
-    "propertyNames",
-    "if",
-    "then",
-    "else",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-    "contentSchema",
-];
-/// Keywords whose value is a map of names to schemas.
-const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "dependentSchemas"];
-/// Keywords whose value is a non-empty array of schemas.
-const SCHEMA_LISTS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 /// Keywords that must be numbers.
 const NUMBERS: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
 /// Keywords that must be non-negative integers.
@@ -105,7 +88,7 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
         map.remove("items");
         map.insert("prefixItems".to_owned(), Value::Array(list));
     }
-    for key in SUB_SCHEMA {
+    for key in ONE_SCHEMA {
         if let Some(sub) = map.get_mut(*key) {
             if sub.is_object() || sub.is_boolean() {
                 convert(sub, direction, fixes);

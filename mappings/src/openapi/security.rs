@@ -17,11 +17,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use crate::openapi::plan::{CredentialPlacement, CredentialSource, CredentialUse};
 use crate::openapi::refs::chase;
 use crate::otc::{
     AuthorizationRequirement, OAuth2Requirement, SecretRequirement, ToolRequirements,
 };
+use crate::plan::{CredentialPlacement, CredentialSource, CredentialUse};
 
 /// What the security of one operation translates to.
 #[derive(Debug, Default)]

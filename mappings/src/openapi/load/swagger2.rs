@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Diagnostic, Severity};
 use crate::openapi::refs::chase;
+use crate::pointer;
 
 const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -54,7 +55,7 @@ pub(super) fn convert(
     let mut new_paths = Map::new();
     if let Value::Object(paths) = paths {
         for (path, item) in paths {
-            let pointer = format!("/paths/{}", path.replace('~', "~0").replace('/', "~1"));
+            let pointer = format!("/paths/{}", pointer::escape(&path));
             let item = match chase(&root, &item) {
                 Ok(resolved) => resolved.clone(),
                 Err(reason) => {

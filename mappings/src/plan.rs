@@ -2,6 +2,11 @@
 //!
 //! Produced once at start-up by the mapper, executed per call by the OpenAPI adapter, so no
 //! per-call work re-reads the document.
+//!
+//! It sits at the crate root, not under `openapi`, because two modules hold it: `openapi`
+//! produces it, and `tool`'s [`Target::Http`](crate::Target::Http) carries it. Each imports it
+//! from here, so neither imports the other for it. Its public path is `otc_mappings::openapi::*`
+//! (re-exported there).
 
 use serde::Serialize;
 use serde_json::Value;
