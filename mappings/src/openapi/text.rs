@@ -32,15 +32,19 @@ pub(crate) fn parse_text(text: &str) -> Result<Value, MappingError> {
 /// How many nodes YAML aliases may add beyond what the text itself can hold (one node per byte,
 /// which no alias-free document reaches). serde_yaml 0.9 bounds nesting depth (128) and the number
 /// of alias jumps (100 per event), not the nodes each jump replays: 20,000 aliases of one
-/// 20,000-item anchor (293 KB) replay 400 million nodes. Counting first, without building anything,
-/// refuses such a document before anything is allocated.
+/// 20,000-item anchor (293 KB) replay 400 million nodes. The tree is built node by node with the
+/// count checked at each, so such a document is refused before much is allocated.
 const MAX_ALIAS_NODES: usize = 200_000;
 
+/// Builds the JSON value straight from the YAML events: no intermediate `serde_yaml::Value` tree
+/// (which doubled the peak memory of loading a YAML document), and integers beyond 64 bits (which
+/// `serde_yaml::Value` refuses: OpenAI's description has `minimum: -9223372036854776000`) become
+/// floats as they would in JSON.
 fn parse_yaml(text: &str) -> Result<Value, MappingError> {
     let limit = text.len().saturating_add(MAX_ALIAS_NODES);
     let mut count = 0usize;
     serde::de::DeserializeSeed::deserialize(
-        NodeCounter {
+        JsonFromYaml {
             count: &mut count,
             limit,
         },
@@ -59,73 +63,19 @@ fn parse_yaml(text: &str) -> Result<Value, MappingError> {
                 message: e.to_string(),
             }
         }
-    })?;
-    let mut yaml: serde_yaml::Value =
-        serde_yaml::from_str(text).map_err(|e| MappingError::Parse {
-            format: "YAML",
-            message: e.to_string(),
-        })?;
-    // `<<: *anchor` merge keys appear in hand-written documents.
-    yaml.apply_merge().map_err(|e| MappingError::Parse {
-        format: "YAML",
-        message: e.to_string(),
-    })?;
-    Ok(yaml_to_json(yaml))
+    })
 }
 
-/// YAML allows keys that JSON does not (`200:` is an integer key); they become strings.
-/// Tags are dropped, non-finite floats become `null`.
-fn yaml_to_json(yaml: serde_yaml::Value) -> Value {
-    match yaml {
-        serde_yaml::Value::Null => Value::Null,
-        serde_yaml::Value::Bool(b) => Value::Bool(b),
-        serde_yaml::Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::from(i)
-            } else if let Some(u) = n.as_u64() {
-                Value::from(u)
-            } else {
-                n.as_f64()
-                    .and_then(serde_json::Number::from_f64)
-                    .map_or(Value::Null, Value::Number)
-            }
-        }
-        serde_yaml::Value::String(s) => Value::String(s),
-        serde_yaml::Value::Sequence(items) => {
-            Value::Array(items.into_iter().map(yaml_to_json).collect())
-        }
-        serde_yaml::Value::Mapping(mapping) => {
-            let mut out = Map::with_capacity(mapping.len());
-            for (key, value) in mapping {
-                out.insert(yaml_key(key), yaml_to_json(value));
-            }
-            Value::Object(out)
-        }
-        serde_yaml::Value::Tagged(tagged) => yaml_to_json(tagged.value),
-    }
-}
-
-fn yaml_key(key: serde_yaml::Value) -> String {
-    match key {
-        serde_yaml::Value::String(s) => s,
-        serde_yaml::Value::Null => "null".to_owned(),
-        serde_yaml::Value::Bool(b) => b.to_string(),
-        serde_yaml::Value::Number(n) => n.to_string(),
-        other => match yaml_to_json(other) {
-            Value::String(s) => s,
-            v => v.to_string(),
-        },
-    }
-}
-
-/// Counts the nodes a YAML document expands to (aliases replayed), building nothing, and fails as
-/// soon as the count passes `limit`.
-struct NodeCounter<'c> {
+/// Deserializes one YAML node (aliases replayed) into JSON, counting nodes and failing as soon as
+/// the count passes `limit`. YAML allows keys that JSON does not (`200:` is an integer key); they
+/// become strings. Tags are dropped, non-finite floats become `null`, and `<<: *anchor` merge keys
+/// (hand-written documents use them) are applied: explicit keys win, then earlier merged mappings.
+struct JsonFromYaml<'c> {
     count: &'c mut usize,
     limit: usize,
 }
 
-impl NodeCounter<'_> {
+impl JsonFromYaml<'_> {
     fn tick<E: serde::de::Error>(&mut self) -> Result<(), E> {
         *self.count += 1;
         if *self.count > self.limit {
@@ -134,73 +84,127 @@ impl NodeCounter<'_> {
         Ok(())
     }
 
-    fn again(&mut self) -> NodeCounter<'_> {
-        NodeCounter {
+    fn again(&mut self) -> JsonFromYaml<'_> {
+        JsonFromYaml {
             count: self.count,
             limit: self.limit,
         }
     }
+
+    fn leaf<E: serde::de::Error>(mut self, value: Value) -> Result<Value, E> {
+        self.tick()?;
+        Ok(value)
+    }
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for NodeCounter<'_> {
-    type Value = ();
+fn float(f: f64) -> Value {
+    serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+fn json_key(key: Value) -> String {
+    match key {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// Applies one `<<` value: a mapping, or a sequence of mappings, whose keys are added where absent.
+fn merge<E: serde::de::Error>(into: &mut Map<String, Value>, merged: Value) -> Result<(), E> {
+    let mappings = match merged {
+        Value::Array(items) => items,
+        single => vec![single],
+    };
+    for mapping in mappings {
+        let Value::Object(entries) = mapping else {
+            return Err(E::custom(
+                "expected a mapping or a list of mappings for merging (`<<`)",
+            ));
+        };
+        for (key, value) in entries {
+            into.entry(key).or_insert(value);
+        }
+    }
+    Ok(())
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for JsonFromYaml<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for NodeCounter<'_> {
-    type Value = ();
+impl<'de> serde::de::Visitor<'de> for JsonFromYaml<'_> {
+    type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any YAML value")
     }
 
-    fn visit_bool<E: serde::de::Error>(mut self, _: bool) -> Result<(), E> {
-        self.tick()
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Value, E> {
+        self.leaf(Value::Bool(b))
     }
-    fn visit_i64<E: serde::de::Error>(mut self, _: i64) -> Result<(), E> {
-        self.tick()
+    fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Value, E> {
+        self.leaf(Value::from(i))
     }
-    fn visit_u64<E: serde::de::Error>(mut self, _: u64) -> Result<(), E> {
-        self.tick()
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Value, E> {
+        self.leaf(Value::from(u))
     }
-    fn visit_i128<E: serde::de::Error>(mut self, _: i128) -> Result<(), E> {
-        self.tick()
+    fn visit_i128<E: serde::de::Error>(self, i: i128) -> Result<Value, E> {
+        let value = i64::try_from(i).map_or_else(|_| float(i as f64), Value::from);
+        self.leaf(value)
     }
-    fn visit_u128<E: serde::de::Error>(mut self, _: u128) -> Result<(), E> {
-        self.tick()
+    fn visit_u128<E: serde::de::Error>(self, u: u128) -> Result<Value, E> {
+        let value = u64::try_from(u).map_or_else(|_| float(u as f64), Value::from);
+        self.leaf(value)
     }
-    fn visit_f64<E: serde::de::Error>(mut self, _: f64) -> Result<(), E> {
-        self.tick()
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Value, E> {
+        self.leaf(float(f))
     }
-    fn visit_str<E: serde::de::Error>(mut self, _: &str) -> Result<(), E> {
-        self.tick()
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Value, E> {
+        self.leaf(Value::String(s.to_owned()))
     }
-    fn visit_unit<E: serde::de::Error>(mut self) -> Result<(), E> {
-        self.tick()
+    fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Value, E> {
+        self.leaf(Value::String(s))
     }
-    fn visit_none<E: serde::de::Error>(mut self) -> Result<(), E> {
-        self.tick()
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.leaf(Value::Null)
     }
-    fn visit_some<D: serde::Deserializer<'de>>(mut self, d: D) -> Result<(), D::Error> {
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.leaf(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(mut self, d: D) -> Result<Value, D::Error> {
         self.tick()?;
         serde::de::DeserializeSeed::deserialize(self, d)
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
         self.tick()?;
-        while seq.next_element_seed(self.again())?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        self.tick()?;
-        while map.next_key_seed(self.again())?.is_some() {
-            map.next_value_seed(self.again())?;
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed(self.again())? {
+            items.push(item);
         }
-        Ok(())
+        Ok(Value::Array(items))
     }
-    fn visit_enum<A: serde::de::EnumAccess<'de>>(mut self, data: A) -> Result<(), A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        self.tick()?;
+        let mut out = Map::new();
+        let mut merges = Vec::new();
+        while let Some(key) = map.next_key_seed(self.again())? {
+            let key = json_key(key);
+            let value = map.next_value_seed(self.again())?;
+            if key == "<<" {
+                merges.push(value);
+            } else {
+                out.insert(key, value);
+            }
+        }
+        for merged in merges {
+            merge(&mut out, merged)?;
+        }
+        Ok(Value::Object(out))
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(mut self, data: A) -> Result<Value, A::Error> {
         // A tagged value (`!tag value`): the tag is the variant, the value its content.
         self.tick()?;
         let (_, variant) = data.variant_seed(std::marker::PhantomData::<serde::de::IgnoredAny>)?;
@@ -211,6 +215,37 @@ impl<'de> serde::de::Visitor<'de> for NodeCounter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_beyond_64_bits_become_floats() {
+        // OpenAI's description: `seed.minimum: -9223372036854776000` (i64::MIN, rounded).
+        let v =
+            parse_text("minimum: -9223372036854776000\nmaximum: 18446744073709551616\n").unwrap();
+        assert_eq!(v["minimum"], serde_json::json!(-9.223372036854776e18));
+        assert_eq!(v["maximum"], serde_json::json!(1.8446744073709552e19));
+        let v = parse_text("a: -9223372036854775808\nb: 18446744073709551615\n").unwrap();
+        assert_eq!(v["a"], serde_json::json!(i64::MIN));
+        assert_eq!(v["b"], serde_json::json!(u64::MAX));
+    }
+
+    #[test]
+    fn yaml_keys_tags_and_merge_keys_become_json() {
+        let v = parse_text(
+            "base: &base {a: 1, b: 2}\nother: &other {b: 3, c: 4}\n\
+             m:\n  <<: [*base, *other]\n  a: 0\n200: ok\ntrue: yes\nt: !custom {x: 1}\n\
+             n: .nan\n",
+        )
+        .unwrap();
+        assert_eq!(v["m"], serde_json::json!({"a": 0, "b": 2, "c": 4}));
+        assert_eq!(v["200"], "ok");
+        assert_eq!(v["true"], "yes");
+        assert_eq!(v["t"], serde_json::json!({"x": 1}));
+        assert_eq!(v["n"], Value::Null);
+        assert!(matches!(
+            parse_text("m:\n  <<: 3\n"),
+            Err(MappingError::Parse { .. })
+        ));
+    }
 
     #[test]
     fn garbage_is_a_parse_error() {
