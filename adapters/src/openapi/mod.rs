@@ -29,7 +29,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use otc_mappings::openapi::{CredentialPlacement, MapOptions, RequestPlan, map_document};
+use otc_mappings::openapi::{
+    CredentialPlacement, MapOptions, RequestPlan, map_parsed, parse_document,
+};
 use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
 use reqwest::Client;
 use serde_json::Value;
@@ -258,7 +260,7 @@ async fn load_and_map(
     config: &OpenApiConfig,
 ) -> Result<(Mapped<MappedTool>, Option<Url>), AdapterError> {
     let documents = load::for_documents(config)?;
-    let document = load::load(&config.spec, &documents).await?;
+    let document = load::load(&config.spec, documents.as_ref()).await?;
     let options = MapOptions {
         toolkit: config.toolkit.clone(),
         version: config.version.clone(),
@@ -272,17 +274,21 @@ async fn load_and_map(
     let spec = config.spec.clone();
     // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
     // the loader may wait on the runtime for remote `$ref`s.
-    let mapped =
-        tokio::task::spawn_blocking(move || map_document(&document.text, &options, &loader))
-            .await
-            .map_err(|e| AdapterError::Setup {
-                message: format!("translating the OpenAPI document {spec} did not finish"),
-                source: Some(Box::new(e)),
-            })?
-            .map_err(|e| AdapterError::Setup {
-                message: format!("cannot translate the OpenAPI document {spec}: {e}"),
-                source: Some(Box::new(e)),
-            })?;
+    let mapped = tokio::task::spawn_blocking(move || {
+        let parsed = parse_document(&document.text)?;
+        // The text is not needed past parsing; freed before the translation's peak.
+        drop(document);
+        map_parsed(parsed, &options, &loader)
+    })
+    .await
+    .map_err(|e| AdapterError::Setup {
+        message: format!("translating the OpenAPI document {spec} did not finish"),
+        source: Some(Box::new(e)),
+    })?
+    .map_err(|e| AdapterError::Setup {
+        message: format!("cannot translate the OpenAPI document {spec}: {e}"),
+        source: Some(Box::new(e)),
+    })?;
     // Copied out on this thread, so the blocking thread's memory is all free (see `relocated`).
     Ok((mapped.relocated(), url))
 }

@@ -70,8 +70,40 @@ pub fn map_document(
     options: &MapOptions,
     fetcher: &dyn RefFetcher,
 ) -> Result<Mapped<MappedTool>, MappingError> {
-    let mut diagnostics = Vec::new();
+    map_parsed(parse_document(text)?, options, fetcher)
+}
+
+/// A document parsed and not yet translated. Parsing is a step of its own so that whoever holds
+/// the text can drop it before translating: the text of GitHub's description is 13 MB, and the
+/// translation's peak (tree, inliner memo, definitions) comes after it is no longer needed.
+#[derive(Debug)]
+pub struct ParsedDocument {
+    root: Value,
+    text_len: usize,
+}
+
+/// Parses a document's text (JSON or YAML, aliases bounded) for [`map_parsed`]. What translation
+/// never reads is dropped here: the Example Objects of `components.examples` (a fifth of GitHub's
+/// tree; schema `example`s are kept, they are part of the schemas).
+pub fn parse_document(text: &str) -> Result<ParsedDocument, MappingError> {
     let mut root = text::parse_text(text)?;
+    if let Some(Value::Object(components)) = root.get_mut("components") {
+        components.shift_remove("examples");
+    }
+    Ok(ParsedDocument {
+        root,
+        text_len: text.len(),
+    })
+}
+
+/// [`map_document`] from a parsed document.
+pub fn map_parsed(
+    parsed: ParsedDocument,
+    options: &MapOptions,
+    fetcher: &dyn RefFetcher,
+) -> Result<Mapped<MappedTool>, MappingError> {
+    let ParsedDocument { mut root, text_len } = parsed;
+    let mut diagnostics = Vec::new();
     let version = load::detect(&root)?;
     let base_uri = options.base_uri.as_deref();
     refs::bundle(
@@ -90,7 +122,7 @@ pub fn map_document(
         base_uri,
         bridge_credentials: &options.bridge_credentials,
     };
-    let mut inliner = Inliner::with_budget(&root, document_budget(text.len()));
+    let mut inliner = Inliner::with_budget(&root, document_budget(text_len));
     let mut names = UniqueNames::default();
     let mut schemas = Interner::default();
     let mut tools = Vec::new();
