@@ -13,7 +13,9 @@ One measured run:
      the wire when the server compresses);
   4. two real calls of one tool with required inputs: `{}` (422 from validation) and a valid input
      (a connection-refused tool error from the loopback upstream);
-  5. VmRSS and VmHWM from /proc/PID/status, then SIGTERM (SIGKILL after 10 s).
+  5. VmRSS right after (busy_mb), then VmRSS and VmHWM SETTLE_SECS later (rss_mb: what the
+     served catalog costs once the requests' buffers are returned), then SIGTERM (SIGKILL after
+     10 s).
 The bridge is always stopped, on failure and on SIGINT/SIGTERM too. Standard library only.
 """
 
@@ -35,6 +37,7 @@ import time
 LOOPBACK_BASE_URL = "http://127.0.0.1:9/"
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 MB = 1024 * 1024
+SETTLE_SECS = 2.0
 
 
 class BenchError(Exception):
@@ -345,10 +348,15 @@ def measure(bridge, label, sources, timeout, workdir, allow_partial=False, max_r
                 raise BenchError("GET /tools: the gzip body does not decompress to the plain body")
             gzip_bytes = len(raw_gz)
         calls = exercise_calls(port, tools, left())
+        rss_busy = proc_status(proc.pid)["VmRSS"]
+        # What the catalog costs while served, not the buffers of the requests just answered
+        # (the allocator keeps freed pages a second for reuse by the next request).
+        time.sleep(SETTLE_SECS)
         mem = proc_status(proc.pid)
         return {
             "label": label, "sources": len(sources), "tools": len(tools), "json_bytes": len(raw),
-            "gzip_bytes": gzip_bytes, "rss_ready": rss_ready, "rss": mem["VmRSS"], "hwm": mem["VmHWM"],
+            "gzip_bytes": gzip_bytes, "rss_ready": rss_ready, "rss_busy": rss_busy,
+            "rss": mem["VmRSS"], "hwm": mem["VmHWM"],
             "ready_secs": ready, "list_secs": list_secs, "calls": calls,
             "health_status": health_status,
             "failed_sources": failed_lines(log_path),
@@ -426,6 +434,7 @@ def print_table(rows, extra=()):
         ("list_json_bytes", lambda r: str(r["json_bytes"])),
         ("gzip_bytes", lambda r: "-" if r["gzip_bytes"] is None else str(r["gzip_bytes"])),
         ("rss_mb", lambda r: f"{r['rss'] / MB:.1f}"),
+        ("busy_mb", lambda r: f"{r['rss_busy'] / MB:.1f}"),
         ("hwm_mb", lambda r: f"{r['hwm'] / MB:.1f}"),
         ("rss/json", lambda r: f"{r['rss'] / r['json_bytes']:.2f}"),
         ("ready_s", lambda r: f"{r['ready_secs']:.3f}"),

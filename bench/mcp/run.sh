@@ -4,6 +4,7 @@
 #
 #   bench/mcp/run.sh                       # concurrency 1, 8, 64; 5 s each after 1 s warm-up
 #   DURATION=10 LEVELS="1 64" bench/mcp/run.sh
+#   BASELINE=/path/to/old/otc-bridge bench/mcp/run.sh   # also an older build, in the same run
 #
 # Installs what it needs (pinned): the MCP server (scripts/install-mcp-servers.sh) and mcpo in a
 # virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
@@ -39,6 +40,12 @@ trap cleanup EXIT
 RUST_LOG="${RUST_LOG:-warn}" "$TARGET/otc-bridge" --listen "127.0.0.1:$BRIDGE_PORT" \
     --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-bridge.log 2>&1 &
 PIDS+=($!)
+if [ -n "${BASELINE:-}" ]; then
+    BASELINE_PORT=$(free_port)
+    RUST_LOG="${RUST_LOG:-warn}" "$BASELINE" --listen "127.0.0.1:$BASELINE_PORT" \
+        --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-baseline.log 2>&1 &
+    PIDS+=($!)
+fi
 "$VENV/bin/mcpo" --host 127.0.0.1 --port "$MCPO_PORT" --log-level WARNING -- "$EVERYTHING" stdio \
     >/tmp/otc-bench-mcpo.log 2>&1 &
 PIDS+=($!)
@@ -58,11 +65,19 @@ MCPO_URL="http://127.0.0.1:$MCPO_PORT/echo"
 MCPO_BODY='{"message":"hi"}'
 wait_ready "$BRIDGE_URL" "$BRIDGE_BODY"
 wait_ready "$MCPO_URL" "$MCPO_BODY"
+if [ -n "${BASELINE:-}" ]; then
+    BASELINE_URL="http://127.0.0.1:$BASELINE_PORT/tools/call"
+    wait_ready "$BASELINE_URL" "$BRIDGE_BODY"
+fi
 
 echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores"
 for c in $LEVELS; do
     "$TARGET/otc-loadgen" --label otc-bridge --url "$BRIDGE_URL" --body "$BRIDGE_BODY" \
         --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION"
+    if [ -n "${BASELINE:-}" ]; then
+        "$TARGET/otc-loadgen" --label baseline --url "$BASELINE_URL" --body "$BRIDGE_BODY" \
+            --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION"
+    fi
     "$TARGET/otc-loadgen" --label mcpo --url "$MCPO_URL" --body "$MCPO_BODY" \
         --expect 'Echo: hi' --concurrency "$c" --duration-secs "$DURATION"
 done

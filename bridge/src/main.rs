@@ -9,17 +9,12 @@ use std::process::ExitCode;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
+mod alloc;
 mod cli;
 mod commands;
 mod demo;
 
 use cli::{Cli, Command};
-
-/// jemalloc returns freed pages to the system (configured in .cargo/config.toml): a catalog's RSS
-/// follows what it serves, not the peak of translating its documents (glibc kept ~110 MB of
-/// GitHub's freed translation resident; mimalloc between 66 and 160 MB).
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
@@ -40,6 +35,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    alloc::enter(match cli.command {
+        None | Some(Command::Demo(_)) => alloc::Phase::Starting,
+        Some(_) => alloc::Phase::OneShot,
+    });
     let sub = sub_matches(&matches);
     let result = runtime.block_on(async {
         match cli.command {

@@ -132,6 +132,7 @@ pub(crate) async fn run_server(
         }
     }
     let (adapters, catalog, reports) = start_sources(sources, &options.build, print_progress).await;
+    crate::alloc::enter(crate::alloc::Phase::Serving);
     let failed = reports.iter().filter(|r| r.error.is_some()).count();
     // Nothing starts half-configured unless the user asked for it (issue 5).
     if failed > 0 && failed == sources.len() {
