@@ -12,7 +12,6 @@
 //! bodies are written when asked for; only their gzip forms, a fraction of the size, are kept.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -250,12 +249,21 @@ impl Catalog {
     /// each schema's text: a few milliseconds for GitHub's 1,200 tools). Large catalogs should
     /// be written off the async workers.
     pub fn list_body(&self, dialect: Dialect) -> Bytes {
+        let mut body = Vec::new();
+        // Writing to memory cannot fail.
+        let _ = self.write_list(dialect, &mut body);
+        Bytes::from(body)
+    }
+
+    /// Writes the `GET /tools` body for a dialect into `writer` (the server streams it: a
+    /// catalog's list is never whole in memory per request). Fails only when `writer` does.
+    pub fn write_list(&self, dialect: Dialect, writer: impl std::io::Write) -> std::io::Result<()> {
         let tools: Vec<&ToolDefinition> = self.listed.iter().map(|e| e.definition()).collect();
-        let body = ListToolsBody {
+        ListToolsBody {
             dialect: written(dialect),
             tools: &tools,
-        };
-        Bytes::from(body.to_json())
+        }
+        .write_json(writer)
     }
 
     /// The `GET /tools` body for a dialect, gzip-compressed: made once, on first use, and kept
@@ -269,14 +277,14 @@ impl Catalog {
         };
         self.gzipped[slot]
             .get_or_init(|| {
-                let body = self.list_body(dialect);
-                let mut encoder = flate2::write::GzEncoder::new(
-                    Vec::with_capacity(body.len() / 8),
-                    flate2::Compression::default(),
-                );
+                // Compressed as it is written: the plain body is never whole in memory.
+                let mut encoder =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
                 // Writing to a Vec cannot fail.
-                let _ = encoder.write_all(&body);
-                Bytes::from(encoder.finish().unwrap_or_default())
+                let _ = self.write_list(dialect, &mut encoder);
+                let mut gzipped = encoder.finish().unwrap_or_default();
+                gzipped.shrink_to_fit();
+                Bytes::from(gzipped)
             })
             .clone()
     }

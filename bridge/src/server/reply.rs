@@ -5,7 +5,6 @@
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use bytes::Bytes;
 use otc_mappings::otc::{Dialect, OXP_VERSION, OXP_VERSION_HEADER, Wrapped};
 use serde::Serialize;
 
@@ -92,9 +91,9 @@ impl Reply {
         response
     }
 
-    /// 200 with pre-serialised bytes (the tool list).
-    pub fn bytes(&self, status: StatusCode, body: Bytes) -> Response {
-        let mut response = Response::new(Body::from(body));
+    /// A body already serialised, or streamed (the tool list).
+    pub fn body(&self, status: StatusCode, body: impl Into<Body>) -> Response {
+        let mut response = Response::new(body.into());
         *response.status_mut() = status;
         self.headers(&mut response);
         response
@@ -103,7 +102,7 @@ impl Reply {
     /// Any JSON body.
     pub fn json<T: Serialize + ?Sized>(&self, status: StatusCode, body: &T) -> Response {
         match serde_json::to_vec(body) {
-            Ok(bytes) => self.bytes(status, Bytes::from(bytes)),
+            Ok(bytes) => self.body(status, bytes),
             Err(err) => {
                 tracing::error!(error = %err, "Response could not be serialised.");
                 let mut response = Response::new(Body::from(r#"{"message":"internal error"}"#));

@@ -2,9 +2,13 @@
 //! pipeline ([`crate::call`]) resolves, checks, validates and forwards, and the reply is
 //! serialised once.
 
+use std::io::Write as _;
+
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use otc_adapters::SourceState;
 use otc_mappings::otc::{Dialect, OXP_VERSION_HEADER};
 use serde_json::{Value, json};
@@ -62,36 +66,71 @@ fn shown(state: &SourceState, trusted: bool) -> Value {
     value
 }
 
-/// `GET /tools`: the list in the negotiated dialect; gzip-compressed (made once, then kept) when
-/// the client accepts it. Either is written on a blocking thread: a catalog of thousands of
-/// tools takes milliseconds to write and compress.
+/// `GET /tools`: the list in the negotiated dialect, gzip-compressed when the client accepts it
+/// (made once, then kept: a tenth of the size), else streamed as it is written, in chunks of
+/// [`LIST_CHUNK_BYTES`] with at most [`LIST_CHUNKS_AHEAD`] waiting for a slow client, so a
+/// request holds a bounded part of a list of any size. Written on a blocking thread: a catalog
+/// of thousands of tools takes milliseconds.
 pub(super) async fn list_tools(
     State(state): State<AppState>,
     headers: HeaderMap,
     ListEnvelope { reply }: ListEnvelope,
 ) -> Response {
     let catalog = state.catalog().current();
-    let gzip = accepts_gzip(&headers);
     let dialect = reply.dialect;
-    let written = tokio::task::spawn_blocking(move || {
-        if gzip {
-            catalog.list_body_gzip(dialect)
-        } else {
-            catalog.list_body(dialect)
-        }
-    })
-    .await;
-    let Ok(body) = written else {
-        tracing::error!("Writing the tool list did not finish.");
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    let mut response = if accepts_gzip(&headers) {
+        let Ok(body) = tokio::task::spawn_blocking(move || catalog.list_body_gzip(dialect)).await
+        else {
+            tracing::error!("Compressing the tool list did not finish.");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let mut response = reply.body(StatusCode::OK, body);
+        response
+            .headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        response
+    } else {
+        let (chunks, receiver) = tokio::sync::mpsc::channel(LIST_CHUNKS_AHEAD);
+        tokio::task::spawn_blocking(move || {
+            let mut writer =
+                std::io::BufWriter::with_capacity(LIST_CHUNK_BYTES, ChunkSender(chunks));
+            // Fails only when the client has gone: nothing more to write.
+            let _ = catalog
+                .write_list(dialect, &mut writer)
+                .and_then(|()| writer.flush());
+        });
+        let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+            let chunk = receiver.recv().await?;
+            Some((Ok::<_, std::io::Error>(chunk), receiver))
+        });
+        reply.body(StatusCode::OK, Body::from_stream(stream))
     };
-    let mut response = reply.bytes(StatusCode::OK, body);
-    let response_headers = response.headers_mut();
-    response_headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    if gzip {
-        response_headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-    }
     response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    response
+}
+
+/// The size of the chunks a streamed tool list is sent in.
+const LIST_CHUNK_BYTES: usize = 64 * 1024;
+/// How many written chunks may wait for a slow client before the writer waits too.
+const LIST_CHUNKS_AHEAD: usize = 4;
+
+/// Sends what a blocking writer writes to the response body, chunk by chunk; an error once the
+/// response is dropped (the client went away), which stops the writer.
+struct ChunkSender(tokio::sync::mpsc::Sender<Bytes>);
+
+impl std::io::Write for ChunkSender {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .blocking_send(Bytes::copy_from_slice(buf))
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whether `Accept-Encoding` accepts gzip: `gzip` (or `x-gzip`, or `*` when gzip is not named)
@@ -145,6 +184,17 @@ pub(super) async fn call_tool(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_writer_stops_when_its_response_is_dropped() {
+        let (chunks, mut receiver) = tokio::sync::mpsc::channel(LIST_CHUNKS_AHEAD);
+        let mut sender = ChunkSender(chunks);
+        sender.write_all(b"[1,").unwrap();
+        assert_eq!(receiver.try_recv().unwrap(), Bytes::from_static(b"[1,"));
+        drop(receiver);
+        let err = sender.write_all(b"2]").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+    }
 
     fn accepts(values: &[&str]) -> bool {
         let mut headers = HeaderMap::new();

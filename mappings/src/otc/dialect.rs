@@ -144,9 +144,16 @@ impl<T: Borrow<ToolDefinition>> ListToolsBody<'_, T> {
     /// The body as compact JSON, each schema's text copied as it is kept (no re-parsing): how
     /// the bridge writes `GET /tools`.
     pub fn to_json(&self) -> Vec<u8> {
-        let verbatim = Verbatim(self);
+        let mut out = Vec::new();
         // Writing to memory cannot fail: every key is a string.
-        serde_json::to_vec(&verbatim).unwrap_or_default()
+        let _ = self.write_json(&mut out);
+        out
+    }
+
+    /// [`to_json`](Self::to_json) into `writer`, so a large list is never whole in memory: the
+    /// bridge streams it, or compresses it as it is written.
+    pub fn write_json<W: std::io::Write>(&self, writer: W) -> std::io::Result<()> {
+        serde_json::to_writer(writer, &Verbatim(self)).map_err(std::io::Error::from)
     }
 
     fn write<S: serde::Serializer>(

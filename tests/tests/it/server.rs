@@ -11,7 +11,7 @@ use otc_bridge::ServerSettings;
 use otc_mappings::otc::Dialect;
 use otc_tests::bridge::TestBridge;
 use otc_tests::spec::SpecDocument;
-use otc_tests::tools::fixture_adapter;
+use otc_tests::tools::{definition, fixture_adapter};
 use serde_json::{Value, json};
 
 struct Answer {
@@ -649,6 +649,64 @@ async fn graceful_shutdown_lets_in_flight_calls_finish() {
         .unwrap()
         .unwrap();
     assert_eq!(body["result"]["value"], "done");
+}
+
+#[tokio::test]
+async fn issue_9_a_large_list_is_streamed_and_a_client_leaving_mid_list_stops_it() {
+    use futures::StreamExt as _;
+
+    // 3,000 tools of about 1 KB each: a list of several MB, many chunks.
+    let mut adapter = FakeAdapter::new("many");
+    for n in 0..3000 {
+        let mut tool = definition(
+            "Many",
+            &format!("Tool{n}"),
+            (1, 0, 0),
+            json!({"type": "object"}),
+        );
+        tool.description = format!("Tool {n}. {}", "A long description. ".repeat(50));
+        adapter = adapter.tool(tool, |_| Ok(json!(null)));
+    }
+    let b = TestBridge::start(vec![Arc::new(adapter)], ServerSettings::default(), None).await;
+
+    let list = reqwest::Client::new()
+        .get(b.at("/tools"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list.status(), 200);
+    assert!(
+        list.headers().get("content-length").is_none(),
+        "streamed, not written whole first"
+    );
+    let mut chunks = 0;
+    let mut body = Vec::new();
+    let mut stream = list.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        body.extend_from_slice(&chunk.unwrap());
+        chunks += 1;
+    }
+    let list: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(list["tools"].as_array().unwrap().len(), 3000);
+    assert!(
+        body.len() > 3_000_000 && chunks > 1,
+        "{} bytes in {chunks} chunk(s)",
+        body.len()
+    );
+
+    // Clients that read a little and leave: the writers stop, and the server goes on answering.
+    for _ in 0..8 {
+        let list = reqwest::Client::new()
+            .get(b.at("/tools"))
+            .send()
+            .await
+            .unwrap();
+        let mut stream = list.bytes_stream();
+        let _ = stream.next().await;
+    }
+    let health = reqwest::get(b.at("/health")).await.unwrap();
+    assert_eq!(health.status(), 200);
+    b.stop().await;
 }
 
 #[tokio::test]
