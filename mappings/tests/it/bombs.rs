@@ -67,27 +67,40 @@ fn issue_9_ref_dag_bomb_is_cut_or_refused() {
 }
 
 #[test]
-fn issue_9_ref_dag_bomb_at_20_kb_is_refused_by_the_document_budget() {
+fn issue_9_ref_dag_bomb_at_20_kb_is_cut_or_refused_within_the_document_budget() {
     let text = ref_dag(20, 90);
     assert!(text.len() > 18_000 && text.len() < 26_000, "{}", text.len());
     let mapped = map_document(&text, &MapOptions::default(), &NoFetch).unwrap();
-    let skipped: Vec<_> = mapped
+    // Operations are skipped naming the schema that ran the budget out, or served with their
+    // schemas cut where they grew too large (later operations reuse the first one's cut
+    // expansions), never expanded in full.
+    let mut cut_or_skipped = false;
+    for d in &mapped.diagnostics {
+        if d.severity == Severity::Skipped {
+            assert!(d.reason.contains("#/components/schemas/L"), "{d}");
+            cut_or_skipped = true;
+        } else if d.reason.contains("too large") {
+            cut_or_skipped = true;
+        }
+    }
+    assert!(cut_or_skipped, "{:?}", mapped.diagnostics);
+    let skipped = mapped
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Skipped)
-        .collect();
-    assert!(!skipped.is_empty(), "no operation was skipped");
-    assert!(
-        skipped[0].reason.contains("#/components/schemas/L"),
-        "{}",
-        skipped[0]
+        .count();
+    assert_eq!(
+        mapped.tools.len() + skipped,
+        90,
+        "every operation is served or skipped"
     );
     let size: usize = mapped
         .tools
         .iter()
         .map(|t| serde_json::to_vec(&t.definition).unwrap().len())
         .sum();
-    assert!(size < 256 * 1024 * 1024, "definitions are {size} bytes");
+    // The document budget (200,000 nodes for this text) bounds what all operations produce.
+    assert!(size < 16 * 1024 * 1024, "definitions are {size} bytes");
 }
 
 #[test]
