@@ -122,6 +122,8 @@ pub struct Catalog {
     folded: HashMap<String, String>,
     /// The tools served, in listing order.
     listed: Vec<Arc<Entry>>,
+    /// About how many bytes the `GET /tools` body takes (schemas and descriptions, the bulk).
+    list_estimate: usize,
     /// The gzip-compressed `GET /tools` body of each written dialect (OTC, OXP main, OXP flat),
     /// made on the first request that accepts it.
     gzipped: [OnceLock<Bytes>; 3],
@@ -197,11 +199,21 @@ impl Catalog {
             .keys()
             .map(|k| (k.to_ascii_lowercase(), k.clone()))
             .collect();
+        let list_estimate = listed
+            .iter()
+            .map(|e| {
+                let d = e.definition();
+                d.input_schema.len()
+                    + d.output_schema.as_ref().map_or(0, |s| s.len())
+                    + d.description.len()
+            })
+            .sum();
         Self {
             sources,
             by_name,
             folded,
             listed,
+            list_estimate,
             gzipped: Default::default(),
             validators,
             duplicates,
@@ -253,6 +265,11 @@ impl Catalog {
         // Writing to memory cannot fail.
         let _ = self.write_list(dialect, &mut body);
         Bytes::from(body)
+    }
+
+    /// About how many bytes the `GET /tools` body takes (at least its schemas and descriptions).
+    pub fn list_size_estimate(&self) -> usize {
+        self.list_estimate
     }
 
     /// Writes the `GET /tools` body for a dialect into `writer` (the server streams it: a

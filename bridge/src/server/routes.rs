@@ -67,10 +67,10 @@ fn shown(state: &SourceState, trusted: bool) -> Value {
 }
 
 /// `GET /tools`: the list in the negotiated dialect, gzip-compressed when the client accepts it
-/// (made once, then kept: a tenth of the size), else streamed as it is written, in chunks of
-/// [`LIST_CHUNK_BYTES`] with at most [`LIST_CHUNKS_AHEAD`] waiting for a slow client, so a
-/// request holds a bounded part of a list of any size. Written on a blocking thread: a catalog
-/// of thousands of tools takes milliseconds.
+/// (made once, then kept: a tenth of the size), else written in place when small, or streamed as
+/// it is written, in chunks of [`LIST_CHUNK_BYTES`] with at most [`LIST_CHUNKS_AHEAD`] waiting
+/// for a slow client, so a request holds a bounded part of a list of any size. Large lists are
+/// written on a blocking thread: thousands of tools take milliseconds.
 pub(super) async fn list_tools(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -89,6 +89,10 @@ pub(super) async fn list_tools(
             .headers_mut()
             .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         response
+    } else if catalog.list_size_estimate() < LIST_CHUNK_BYTES {
+        // A small list is written in place: a blocking thread and a channel would cost ten
+        // times the writing.
+        reply.body(StatusCode::OK, catalog.list_body(dialect))
     } else {
         let (chunks, receiver) = tokio::sync::mpsc::channel(LIST_CHUNKS_AHEAD);
         tokio::task::spawn_blocking(move || {
