@@ -18,17 +18,4 @@
 #   BENCH_MAX_RSS_MB=N                  kill a bridge whose RSS passes N MB (default: 3/4 of the
 #                                       memory available when it starts)
 set -euo pipefail
-# Paths given in the environment are taken from the caller's directory.
-for var in OTC_BRIDGE OTC_CORPUS_DIR OTC_OPENAPI_CORPUS_DIR; do
-  if [ -n "${!var:-}" ]; then export "$var=$(realpath "${!var}")"; fi
-done
-cd "$(dirname "$0")/.."
-if [ -z "${OTC_BRIDGE:-}" ]; then
-  cargo build --release -p otc-bridge --bin otc-bridge
-fi
-exec python3 bench/catalog.py \
-  --bridge "${OTC_BRIDGE:-target/release/otc-bridge}" \
-  --corpus-dir "${OTC_CORPUS_DIR:-.corpus}" \
-  --timeout "${BENCH_TIMEOUT_SECS:-600}" \
-  --max-rss-mb "${BENCH_MAX_RSS_MB:-0}" \
-  scale "$@"
+exec "$(dirname "$0")/catalog.sh" scale "$@"

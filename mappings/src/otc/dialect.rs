@@ -141,17 +141,9 @@ pub struct ListToolsBody<'a, T = ToolDefinition> {
 }
 
 impl<T: Borrow<ToolDefinition>> ListToolsBody<'_, T> {
-    /// The body as compact JSON, each schema's text copied as it is kept (no re-parsing): how
-    /// the bridge writes `GET /tools`.
-    pub fn to_json(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        // Writing to memory cannot fail: every key is a string.
-        let _ = self.write_json(&mut out);
-        out
-    }
-
-    /// [`to_json`](Self::to_json) into `writer`, so a large list is never whole in memory: the
-    /// bridge streams it, or compresses it as it is written.
+    /// Writes the body as compact JSON into `writer`, each schema's text copied as it is kept
+    /// (no re-parsing): how the bridge writes `GET /tools`, streamed or compressed as it is
+    /// written, so a large list is never whole in memory.
     pub fn write_json<W: std::io::Write>(&self, writer: W) -> std::io::Result<()> {
         serde_json::to_writer(writer, &Verbatim(self)).map_err(std::io::Error::from)
     }
