@@ -54,6 +54,7 @@ fn tool() -> MappedTool {
             output_schema: None,
             requirements: None,
         },
+        destructive: false,
         target: Target::Http(Arc::new(RequestPlan {
             operation: "GET /items/{id}".to_owned(),
             method: "GET".to_owned(),

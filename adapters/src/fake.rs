@@ -58,6 +58,8 @@ impl FakeAdapter {
             MappedTool {
                 definition,
                 target: Target::Named { name },
+                // The fake stands for an MCP server without annotations: MCP's default.
+                destructive: true,
             },
             Arc::new(behaviour),
             None,

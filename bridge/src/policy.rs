@@ -200,6 +200,7 @@ mod tests {
             target: Target::Named {
                 name: name.to_owned(),
             },
+            destructive: true,
         }
     }
 

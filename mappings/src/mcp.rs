@@ -104,6 +104,7 @@ pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTo
             target: Target::Named {
                 name: upstream.to_owned(),
             },
+            destructive: is_destructive(tool.annotations.as_ref()),
         });
     }
     Mapped {
@@ -179,6 +180,16 @@ pub fn describe(tool: &mcp::Tool) -> String {
     }
 }
 
+/// Whether calling the tool may change something, by MCP's own defaults: a tool is read-only
+/// only when `readOnlyHint` is true, and a tool that is not read-only is destructive unless
+/// `destructiveHint` is false. No annotations at all therefore means destructive.
+pub fn is_destructive(annotations: Option<&mcp::ToolAnnotations>) -> bool {
+    let Some(a) = annotations else {
+        return true;
+    };
+    a.read_only_hint != Some(true) && a.destructive_hint != Some(false)
+}
+
 /// `[read-only] [idempotent]`: one tag per hint the server set, in a fixed order.
 fn hint_tags(annotations: &mcp::ToolAnnotations) -> Option<String> {
     let hints = [
@@ -208,6 +219,23 @@ mod tests {
 
     fn tool(value: Value) -> mcp::Tool {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn destructive_follows_mcp_defaults() {
+        let destructive = |annotations: Value| {
+            let t = tool(json!({"name": "x", "inputSchema": {}, "annotations": annotations}));
+            is_destructive(t.annotations.as_ref())
+        };
+        assert!(is_destructive(None), "no annotations: may be destructive");
+        assert!(destructive(json!({})));
+        assert!(!destructive(json!({"readOnlyHint": true})));
+        assert!(!destructive(
+            json!({"readOnlyHint": true, "destructiveHint": true})
+        ));
+        assert!(!destructive(json!({"destructiveHint": false})));
+        assert!(destructive(json!({"readOnlyHint": false})));
+        assert!(destructive(json!({"title": "Only a title"})));
     }
 
     #[test]

@@ -16,6 +16,11 @@ pub struct MappedTool {
     pub definition: ToolDefinition,
     /// How a call reaches the upstream operation.
     pub target: Target,
+    /// Whether a call may change or delete something upstream (what MCP hosts show before
+    /// they let a model call it). Derived once, at translation: from an MCP tool's
+    /// annotations ([`crate::mcp::is_destructive`]), from an operation's method and hints
+    /// ([`crate::openapi::is_destructive`]).
+    pub destructive: bool,
 }
 
 /// Where a call goes upstream. Every tool id maps back to exactly one target.
@@ -67,6 +72,7 @@ impl Mapped<MappedTool> {
                         Target::Named { name } => Target::Named { name: name.clone() },
                         Target::Http(plan) => Target::Http(Arc::new(RequestPlan::clone(plan))),
                     },
+                    destructive: tool.destructive,
                 }
             })
             .collect();

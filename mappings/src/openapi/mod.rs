@@ -30,6 +30,7 @@ pub use crate::plan::{
     BodyKind, BodyPlan, BodySource, CredentialPlacement, CredentialSource, CredentialUse,
     ParamLocation, ParamPlan, ParamStyle, RequestPlan,
 };
+pub use operation::is_destructive;
 pub use refs::{NoFetch, RefFetcher};
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};

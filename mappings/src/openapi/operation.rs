@@ -163,8 +163,27 @@ pub(crate) fn map_operation<'r>(
     };
     Ok(MappedTool {
         definition,
+        destructive: is_destructive(operation.method, op),
         target: Target::Http(Arc::new(plan)),
     })
+}
+
+/// Whether calling the operation may change something upstream: GET, HEAD, OPTIONS and TRACE
+/// are read-only (RFC 9110 §9.2.1 "safe" methods), every other method is destructive, unless
+/// the operation says otherwise with MCP-style hints under `x-mcp` (`readOnlyHint`,
+/// `destructiveHint`, directly or in `annotations`), read as MCP reads them.
+pub fn is_destructive(method: &str, op: &Value) -> bool {
+    let hints = op.get("x-mcp").map(|x| x.get("annotations").unwrap_or(x));
+    let hint = |name: &str| hints.and_then(|h| h.get(name)).and_then(Value::as_bool);
+    match (hint("readOnlyHint"), hint("destructiveHint")) {
+        (Some(true), _) => false,
+        (_, Some(destructive)) => destructive,
+        (Some(false), None) => true,
+        (None, None) => !matches!(
+            method.to_ascii_lowercase().as_str(),
+            "get" | "head" | "options" | "trace"
+        ),
+    }
 }
 
 /// `operationId` as an id segment, else one made from the method and path.
@@ -454,4 +473,28 @@ fn description(op: &Value, label: &str, security_note: Option<&str>) -> String {
         parts.push(note);
     }
     parts.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destructive_by_method_unless_the_operation_says_otherwise() {
+        let plain = json!({});
+        for method in ["get", "HEAD", "options", "trace"] {
+            assert!(!is_destructive(method, &plain), "{method}");
+        }
+        for method in ["post", "put", "patch", "DELETE"] {
+            assert!(is_destructive(method, &plain), "{method}");
+        }
+        let read_only = json!({"x-mcp": {"readOnlyHint": true}});
+        assert!(!is_destructive("post", &read_only));
+        let safe_post = json!({"x-mcp": {"annotations": {"destructiveHint": false}}});
+        assert!(!is_destructive("post", &safe_post));
+        let risky_get = json!({"x-mcp": {"destructiveHint": true}});
+        assert!(is_destructive("get", &risky_get));
+        let not_read_only = json!({"x-mcp": {"readOnlyHint": false}});
+        assert!(is_destructive("get", &not_read_only));
+    }
 }

@@ -370,6 +370,7 @@ impl Adapter for Changing {
                     name: "tool".to_owned(),
                 },
                 definition,
+                destructive: true,
             }],
             diagnostics: Vec::new(),
         })
