@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Args, Parser, Subcommand};
 
 use otc_bridge::config::{DialectName, Overrides};
+use otc_bridge::mcp::Expose;
 use otc_bridge::sources::{SourceFlag, SourceKind};
 
 /// Serve MCP servers and OpenAPI services as an Open Tool Calling (OTC) tool server.
@@ -35,6 +36,10 @@ pub(crate) enum Command {
     /// Write the translated definitions to files, for moving tools into OTC clients and for
     /// review in version control. Same input, byte-identical output.
     Export(ExportArgs),
+    /// Serve the catalog to an MCP host over stdio (for hosts that spawn a command, e.g.
+    /// Claude Desktop or Cursor): three meta-tools, search_tools, read_tool and call_tool, or
+    /// every tool with --mcp-expose all. Logs go to stderr; stdout carries MCP only.
+    Mcp(McpArgs),
     /// Start a built-in demo: a REST service with its OpenAPI document and an MCP server, both
     /// shipped in this binary, with the bridge in front of both. No network needed.
     Demo(DemoArgs),
@@ -58,6 +63,61 @@ impl From<DialectArg> for DialectName {
             DialectArg::Otc => Self::Otc,
             DialectArg::Oxp => Self::Oxp,
         }
+    }
+}
+
+/// What `--mcp-expose` accepts (clap's side of [`Expose`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ExposeArg {
+    /// search_tools, read_tool and call_tool only: three tools whatever the catalog's size.
+    Meta,
+    /// The meta-tools and every catalog tool, named by its OTC name.
+    All,
+}
+
+impl From<ExposeArg> for Expose {
+    fn from(arg: ExposeArg) -> Self {
+        match arg {
+            ExposeArg::Meta => Self::Meta,
+            ExposeArg::All => Self::All,
+        }
+    }
+}
+
+/// Options of `mcp`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct McpArgs {
+    /// YAML configuration file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// What the host sees [default: meta].
+    #[arg(long, value_enum)]
+    pub(crate) mcp_expose: Option<ExposeArg>,
+    /// Log filter, for the log on stderr [default: info].
+    #[arg(long, value_name = "FILTER")]
+    pub(crate) log_level: Option<String>,
+    /// Per-call timeout in seconds [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) call_timeout_secs: Option<u64>,
+    /// Serve the sources that started even when others failed.
+    #[arg(long)]
+    pub(crate) allow_partial: bool,
+    /// Sources.
+    #[command(flatten)]
+    pub(crate) sources: SourceArgs,
+}
+
+impl McpArgs {
+    /// The flags as the library's [`Overrides`].
+    pub(crate) fn overrides(&self, matches: &ArgMatches) -> Result<Overrides, String> {
+        Ok(Overrides {
+            log_filter: self.log_level.clone(),
+            call_timeout_secs: self.call_timeout_secs,
+            allow_partial: self.allow_partial,
+            mcp_expose: self.mcp_expose.map(Into::into),
+            sources: source_flags(matches)?,
+            ..Overrides::default()
+        })
     }
 }
 
@@ -132,6 +192,9 @@ pub(crate) struct ServeArgs {
     /// reverse proxy forwards; other names are refused (DNS rebinding).
     #[arg(long, value_name = "NAME")]
     pub(crate) allow_host: Vec<String>,
+    /// What MCP hosts see at POST /mcp: the three meta-tools, or all tools too [default: meta].
+    #[arg(long, value_enum)]
+    pub(crate) mcp_expose: Option<ExposeArg>,
     /// Sources.
     #[command(flatten)]
     pub(crate) sources: SourceArgs,
@@ -153,6 +216,7 @@ impl ServeArgs {
             allow_partial: self.allow_partial,
             allow_origins: self.allow_origin,
             allow_hosts: self.allow_host,
+            mcp_expose: self.mcp_expose.map(Into::into),
             sources: source_flags(matches)?,
         })
     }

@@ -17,6 +17,7 @@ use std::time::Duration;
 use otc_mappings::otc::Dialect;
 use serde::Deserialize;
 
+use crate::mcp::Expose;
 use crate::serve::ConnectionLimits;
 use crate::server::{Authenticator, ServerSettings};
 use crate::sources::{self, Source, SourceFlag};
@@ -54,8 +55,18 @@ pub struct FileConfig {
     pub limits: LimitsConfig,
     /// Connection-level limits: header/body/idle/shutdown deadlines and the connection cap.
     pub connections: ConnectionLimits,
+    /// The MCP edge (`POST /mcp`, `otc-bridge mcp`).
+    pub mcp: McpConfig,
     /// The sources to serve; see `sources.rs` for the keys of each entry.
     pub sources: Vec<serde_yaml::Value>,
+}
+
+/// `mcp:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// What MCP hosts are shown: `meta` (three meta-tools, the default) or `all`.
+    pub expose: Option<Expose>,
 }
 
 /// The dialect names accepted in flags and files.
@@ -105,6 +116,8 @@ pub struct Overrides {
     pub allow_origins: Vec<String>,
     /// `--allow-host`, added to the file's `allow_hosts`.
     pub allow_hosts: Vec<String>,
+    /// `--mcp-expose`.
+    pub mcp_expose: Option<Expose>,
     /// `--openapi`, `--mcp`, `--mcp-url`, `--mcp-sse` with their modifiers, in command-line
     /// order; served after the file's sources.
     pub sources: Vec<SourceFlag>,
@@ -149,6 +162,7 @@ impl Config {
             mut auth,
             mut limits,
             connections,
+            mcp,
             sources: entries,
         } = file;
         if let Some(secret_env) = overrides.jwt_secret_env {
@@ -182,6 +196,7 @@ impl Config {
         allow_hosts.extend(overrides.allow_hosts);
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
+        settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
         let sources = sources::collect(&entries, &overrides.sources)?;
         let secret_env = auth
             .secret_env()

@@ -4,7 +4,8 @@
 //! checks, auth, extractors that detect the dialect and parse once), [`call`] (the pipeline
 //! every edge shares: resolve in the [`registry`], check [`requirements`], [`validate`],
 //! forward under the source's [`policy`]), and [`rescue`] (the one place where errors become
-//! wire shapes).
+//! wire shapes). [`mcp`] is the second edge over the same pipeline: the catalog served to MCP
+//! hosts through three meta-tools, ranked by [`search`].
 //!
 //! Start-up: [`config`] merges the file and the flags into one [`config::Config`], whose
 //! [`sources`] carry their compiled [`policy`]; [`run`] starts them and keeps the catalog fresh.
@@ -14,11 +15,13 @@
 
 pub mod call;
 pub mod config;
+pub mod mcp;
 pub mod policy;
 pub mod registry;
 pub mod requirements;
 pub mod rescue;
 pub mod run;
+pub mod search;
 pub mod serve;
 pub mod server;
 pub mod sources;

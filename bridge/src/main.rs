@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         }
     };
     alloc::enter(match cli.command {
-        None | Some(Command::Demo(_)) => alloc::Phase::Starting,
+        None | Some(Command::Demo(_) | Command::Mcp(_)) => alloc::Phase::Starting,
         Some(_) => alloc::Phase::OneShot,
     });
     let sub = sub_matches(&matches);
@@ -46,6 +46,7 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => commands::inspect::tools(&args, sub).await,
             Some(Command::Check(args)) => commands::inspect::check(&args, sub).await,
             Some(Command::Export(args)) => commands::export::export(&args, sub).await,
+            Some(Command::Mcp(args)) => commands::mcp::mcp(&args, sub).await,
             Some(Command::Demo(args)) => commands::demo::demo(&args).await,
             Some(Command::DemoMcpServer) => demo::mcp_server::serve_stdio()
                 .await

@@ -29,6 +29,10 @@ pub struct SourceOptions {
     pub exclude: Vec<String>,
     /// Per-tool renames and descriptions, keyed by upstream name or tool name.
     pub overrides: BTreeMap<String, ToolOverride>,
+    /// For calls through `/mcp`, which carry no OTC `context`: requirement id → the HTTP header
+    /// of the MCP request that holds its value (`GITHUB_TOKEN: X-GitHub-Token`; the id
+    /// `user_id` fills the user id).
+    pub context_headers: BTreeMap<String, String>,
 }
 
 /// A rename and/or new description for one tool.
@@ -51,6 +55,8 @@ pub struct SourcePolicy {
     pub timeout: Option<Duration>,
     /// The concurrency limit, when the source sets one.
     pub permits: Option<Arc<Semaphore>>,
+    /// Requirement id → the MCP request header that carries it (validated names).
+    pub context_headers: Vec<(String, http::HeaderName)>,
 }
 
 impl SourceOptions {
@@ -87,7 +93,28 @@ impl SourceOptions {
         if self.max_concurrency == Some(0) {
             return Err(format!("{at}.max_concurrency must be greater than 0"));
         }
+        let mut context_headers = Vec::with_capacity(self.context_headers.len());
+        for (id, header) in &self.context_headers {
+            let name = http::HeaderName::from_bytes(header.as_bytes()).map_err(|_| {
+                format!("{at}.context_headers.{id}: '{header}' is not an HTTP header name")
+            })?;
+            // The MCP request's own credentials are for the bridge; passing them upstream
+            // would hand every upstream the key to the bridge.
+            if [
+                http::header::AUTHORIZATION,
+                http::header::PROXY_AUTHORIZATION,
+                http::header::COOKIE,
+            ]
+            .contains(&name)
+            {
+                return Err(format!(
+                    "{at}.context_headers.{id}: '{header}' authenticates to the bridge and is never forwarded; use a header of its own (e.g. X-{id})"
+                ));
+            }
+            context_headers.push((id.clone(), name));
+        }
         Ok(SourcePolicy {
+            context_headers,
             include: set(&self.include, "include")?,
             exclude: set(&self.exclude, "exclude")?,
             overrides: self.overrides.clone(),

@@ -22,6 +22,7 @@ use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, Ver
 use otc_mappings::{Diagnostic, MappedTool, Severity};
 
 use crate::policy::SourcePolicy;
+use crate::search::SearchIndex;
 use crate::validate::{self, Validators};
 
 /// Entry keys: unique for the life of the process, so a cached validator can never be found
@@ -129,6 +130,15 @@ pub struct Catalog {
     gzipped: [OnceLock<Bytes>; 3],
     /// Compiled input validators, shared with the catalogs that follow this one.
     validators: Arc<Validators>,
+    /// The highest version of each tool, in listing order: what search ranks and what MCP
+    /// hosts see in `all` mode.
+    latest: Vec<Arc<Entry>>,
+    /// `name` (the OTC `Toolkit_Tool` name) → the highest version, for MCP hosts that call
+    /// catalog tools by name; built on first use.
+    by_otc_name: OnceLock<HashMap<String, Arc<Entry>>>,
+    /// The search index over `latest`, built on the first search (an OTC-only server never
+    /// pays for it) and dropped with this catalog, so it always matches the tools served.
+    search: OnceLock<SearchIndex>,
     /// Ids that were served twice; the first source wins.
     pub duplicates: Vec<Diagnostic>,
     /// Sources that failed to start and are served without (`--allow-partial`).
@@ -159,6 +169,16 @@ pub enum Resolution<'a> {
         /// Served versions, highest first.
         available: Vec<ToolVersion>,
     },
+}
+
+impl Resolution<'_> {
+    /// The served name differing only in case, when the name was not found.
+    pub fn suggestion(&self) -> Option<&str> {
+        match self {
+            Resolution::UnknownTool { suggestion } => *suggestion,
+            _ => None,
+        }
+    }
 }
 
 impl Catalog {
@@ -195,6 +215,17 @@ impl Catalog {
         for versions in by_name.values_mut() {
             versions.sort_by_key(|e| std::cmp::Reverse(e.definition().version));
         }
+        let latest = listed
+            .iter()
+            .filter(|e| {
+                let def = e.definition();
+                by_name
+                    .get(&format!("{}.{}", def.id.toolkit, def.id.tool))
+                    .and_then(|versions| versions.first())
+                    .is_some_and(|first| Arc::ptr_eq(first, e))
+            })
+            .cloned()
+            .collect();
         let folded = by_name
             .keys()
             .map(|k| (k.to_ascii_lowercase(), k.clone()))
@@ -216,6 +247,9 @@ impl Catalog {
             list_estimate,
             gzipped: Default::default(),
             validators,
+            latest,
+            by_otc_name: OnceLock::new(),
+            search: OnceLock::new(),
             duplicates,
             failed: Vec::new(),
         }
@@ -312,6 +346,35 @@ impl Catalog {
             .get(entry.key, &entry.definition().input_schema)
     }
 
+    /// The highest version of each tool, in listing order.
+    pub fn latest(&self) -> &[Arc<Entry>] {
+        &self.latest
+    }
+
+    /// The search index over [`Catalog::latest`] (positions index that slice), built on first
+    /// use: a few milliseconds per thousand tools.
+    pub fn search_index(&self) -> &SearchIndex {
+        self.search
+            .get_or_init(|| SearchIndex::build(self.latest.iter().map(|e| e.definition())))
+    }
+
+    /// The highest version of the tool whose OTC `name` is `name`.
+    pub fn by_otc_name(&self, name: &str) -> Option<&Arc<Entry>> {
+        self.by_otc_name
+            .get_or_init(|| {
+                self.latest
+                    .iter()
+                    .map(|e| (e.definition().name.clone(), Arc::clone(e)))
+                    .collect()
+            })
+            .get(name)
+    }
+
+    /// The served versions of `Toolkit.Tool`, highest first (empty when unknown).
+    pub fn versions(&self, name: &str) -> &[Arc<Entry>] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
     /// Every definition served, in catalog order.
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> {
         self.listed.iter().map(|e| e.definition())
@@ -360,12 +423,20 @@ fn written(dialect: Dialect) -> Dialect {
 }
 
 /// The current catalog, swapped atomically when a source changes.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SharedCatalog(Arc<Shared>);
 
-#[derive(Debug, Default)]
+impl Default for SharedCatalog {
+    fn default() -> Self {
+        Self::new(Catalog::default())
+    }
+}
+
+#[derive(Debug)]
 struct Shared {
     current: ArcSwap<Catalog>,
+    /// Told after every swap, so edges that announce changes (MCP `list_changed`) can.
+    changed: tokio::sync::watch::Sender<()>,
     /// Held while a new catalog is built from the current one, so concurrent updates apply in
     /// turn instead of each starting from the same snapshot and the last one winning.
     updating: Mutex<()>,
@@ -376,8 +447,14 @@ impl SharedCatalog {
     pub fn new(catalog: Catalog) -> Self {
         Self(Arc::new(Shared {
             current: ArcSwap::from_pointee(catalog),
+            changed: tokio::sync::watch::Sender::new(()),
             updating: Mutex::new(()),
         }))
+    }
+
+    /// A receiver that sees each change made after this call ([`SharedCatalog::update`]).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<()> {
+        self.0.changed.subscribe()
     }
 
     /// The current snapshot (one lock-free load).
@@ -395,5 +472,6 @@ impl SharedCatalog {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let next = change(&self.0.current.load());
         self.0.current.store(Arc::new(next));
+        self.0.changed.send_replace(());
     }
 }

@@ -437,6 +437,124 @@ pub fn cause_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
+/// A failed call as an MCP host sees it (DESIGN.md §8): a tool result with `isError: true`, a
+/// text that starts with `Error: ` for the model to read and correct itself by, and the
+/// standard's `ToolError` (retry hints included) for programs, as `structuredContent.error`.
+/// JSON-RPC errors are kept for protocol faults; no failure of a call is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpFailure {
+    /// The text block, starting with `Error: `.
+    pub text: String,
+    /// The `ToolError`, with the refusal's details (`parameter_errors`, `missing`) beside it.
+    pub error: ToolError,
+}
+
+impl McpFailure {
+    /// A failure in the tool (a 200 `success: false` on the OTC side): its message, and what
+    /// the upstream said, unchanged, on the next line.
+    pub fn from_tool_error(error: ToolError) -> Self {
+        let mut text = format!("Error: {}", error.message);
+        if let Some(more) = &error.additional_prompt_content {
+            let _ = write!(text, "\n{more}");
+        }
+        Self { text, error }
+    }
+}
+
+impl ApiError {
+    /// This refusal as an MCP tool result's failure. `path` is the tool path as the host gave
+    /// it; `closest` the served paths nearest to it, offered when it names no tool.
+    pub fn into_mcp(self, path: &str, closest: &[String]) -> McpFailure {
+        let mut error = ToolError::default();
+        let text = match self {
+            Self::UnknownTool { .. } | Self::MissingToolId | Self::BadToolId(_) => {
+                let mut text = format!("Error: Tool not found: {}", echo(path));
+                if !closest.is_empty() {
+                    let _ = write!(text, "\nClosest tools: {}", closest.join(", "));
+                    error.extra.insert("closest".to_owned(), closest.into());
+                }
+                text.push_str("\nUse search_tools to find a tool, then call it by its path.");
+                text
+            }
+            Self::UnknownVersion { available, .. } => {
+                let list: Vec<String> = available.iter().map(ToString::to_string).collect();
+                error
+                    .extra
+                    .insert("versions".to_owned(), list.clone().into());
+                format!(
+                    "Error: Tool not found: {} (served versions: {}; '@x' means exactly x.0.0, no version means the latest)",
+                    echo(path),
+                    list.join(", ")
+                )
+            }
+            Self::MissingRequirements {
+                missing,
+                authorization_ids,
+                ..
+            } => {
+                let mut ids: Vec<String> =
+                    missing.authorization.iter().map(|c| c.id.clone()).collect();
+                ids.extend(authorization_ids);
+                ids.extend(missing.secrets.iter().map(|s| s.id.clone()));
+                if missing.user_id == Some(true) {
+                    ids.push("user_id".to_owned());
+                }
+                let quoted: Vec<String> = ids.iter().map(|id| format!("\"{id}\"")).collect();
+                error.extra.insert("missing".to_owned(), ids.into());
+                format!(
+                    "Error: No credentials for {}. MCP calls carry no context: configure the credential on the bridge for this tool's source, or have the MCP host send it in an HTTP header named in that source's `context_headers` (e.g. `context_headers: {{GITHUB_TOKEN: X-GitHub-Token}}`).",
+                    quoted.join(", ")
+                )
+            }
+            Self::InvalidInput { parameter_errors } => {
+                error.can_retry = true;
+                let mut text = "Error: Invalid arguments:".to_owned();
+                for (name, reason) in &parameter_errors {
+                    let reason = match reason {
+                        Value::String(s) => s.clone(),
+                        Value::Array(items) => items
+                            .iter()
+                            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                        other => other.to_string(),
+                    };
+                    let _ = write!(text, "\n- {name}: {reason}");
+                }
+                text.push_str("\nUse read_tool to see the input schema.");
+                let names: Vec<&str> = parameter_errors.keys().map(String::as_str).collect();
+                error.message = format!("Invalid arguments: {}.", names.join(", "));
+                error.extra.insert(
+                    "parameter_errors".to_owned(),
+                    Value::Object(parameter_errors.into_iter().collect()),
+                );
+                text
+            }
+            Self::Unavailable { .. } => {
+                error.can_retry = true;
+                "Error: The tool is temporarily unavailable; try again shortly.".to_owned()
+            }
+            other => {
+                let message = match other.into_body(false) {
+                    ErrorBody::Server(_, body) => body.message,
+                    ErrorBody::Validation(body) => body.message,
+                };
+                format!("Error: {message}")
+            }
+        };
+        if error.message.is_empty() {
+            error.message = text
+                .strip_prefix("Error: ")
+                .unwrap_or(&text)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+        }
+        McpFailure { text, error }
+    }
+}
+
 fn http_reason(status: u16) -> &'static str {
     http::StatusCode::from_u16(status)
         .ok()

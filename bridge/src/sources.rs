@@ -366,6 +366,7 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         "include",
         "exclude",
         "overrides",
+        "context_headers",
     ] {
         if let Some(value) = rest.remove(key) {
             bridge_keys.insert(Value::String(key.to_owned()), value);

@@ -1,10 +1,11 @@
 //! The binary's commands, one file each: `serve` (the default), `tools` and `check`
-//! (`inspect`), `export`, and `demo`. Each resolves its configuration with
+//! (`inspect`), `export`, `mcp` (stdio), and `demo`. Each resolves its configuration with
 //! [`otc_bridge::config::Config::resolve`] and prints for a person; the library does the work.
 
 pub(crate) mod demo;
 pub(crate) mod export;
 pub(crate) mod inspect;
+pub(crate) mod mcp;
 pub(crate) mod serve;
 
 use otc_bridge::config::{Config, FileConfig, Overrides};

@@ -1,5 +1,6 @@
-//! The OTC HTTP edge (axum): `GET /health`, `GET /tools`, `POST /tools/call` and its alias
-//! `POST /call`, in every dialect of DESIGN.md §2.
+//! The HTTP edge (axum): `GET /health`, `GET /tools`, `POST /tools/call` and its alias
+//! `POST /call`, in every dialect of DESIGN.md §2, and `POST /mcp`, the MCP edge
+//! ([`crate::mcp`]) behind the same guard and authentication.
 //!
 //! What happens to a request, outside in:
 //!
@@ -55,6 +56,8 @@ pub struct ServerSettings {
     /// Further `Host` names accepted on loopback (`--allow-host`), e.g. a reverse proxy's
     /// public name.
     pub allowed_hosts: Vec<String>,
+    /// What `POST /mcp` lists (`--mcp-expose`).
+    pub mcp_expose: crate::mcp::Expose,
 }
 
 impl Default for ServerSettings {
@@ -66,6 +69,7 @@ impl Default for ServerSettings {
             listen: None,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            mcp_expose: crate::mcp::Expose::Meta,
         }
     }
 }
@@ -120,10 +124,22 @@ impl AppState {
 
 /// The router. Authentication guards every route but `/health`.
 pub fn app(state: AppState) -> Router {
+    let settings = state.settings();
+    let mcp = crate::mcp::http_service(
+        crate::mcp::CatalogServer::new(
+            state.catalog().clone(),
+            crate::mcp::McpSettings {
+                expose: settings.mcp_expose,
+                call_timeout: settings.call_timeout,
+            },
+        ),
+        settings.max_body_bytes,
+    );
     let guarded = Router::new()
         .route("/tools", get(routes::list_tools))
         .route("/tools/call", post(routes::call_tool))
         .route("/call", post(routes::call_tool))
+        .route_service("/mcp", mcp)
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require,

@@ -168,7 +168,7 @@ pub(super) async fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
         [(header::CONTENT_TYPE, "application/json")],
-        r#"{"message":"Not found. Endpoints: GET /health, GET /tools, POST /tools/call."}"#,
+        r#"{"message":"Not found. Endpoints: GET /health, GET /tools, POST /tools/call, POST /mcp."}"#,
     )
         .into_response()
 }

@@ -1,0 +1,62 @@
+//! `otc-bridge mcp SOURCES…`: the catalog served to an MCP host over stdio, for hosts that
+//! spawn a command (Claude Desktop, Cursor, VS Code). Stdout carries MCP only: progress and
+//! logs go to stderr.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::ArgMatches;
+use otc_bridge::SharedCatalog;
+use otc_bridge::mcp::{CatalogServer, McpSettings};
+use otc_bridge::run::{Progress, shutdown_signal, spawn_refreshers, start_sources};
+
+use super::serve::stop_all;
+use crate::cli::McpArgs;
+
+/// Starts the sources, then serves MCP on stdio until the host closes stdin (or a signal).
+pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
+    super::init_logging(&config.log_filter);
+    let (adapters, catalog, reports) =
+        start_sources(&config.sources, &config.build_context(), |progress| {
+            if let Progress::Done(report) = progress {
+                match &report.error {
+                    None => tracing::info!(source = %report.name, tools = report.tools, "ready"),
+                    Some(error) => {
+                        tracing::error!(source = %report.name, %error, "failed to start")
+                    }
+                }
+            }
+        })
+        .await;
+    crate::alloc::enter(crate::alloc::Phase::Serving);
+    let failed = reports.iter().filter(|r| r.error.is_some()).count();
+    if failed > 0 && (failed == config.sources.len() || !config.allow_partial) {
+        stop_all(&adapters).await;
+        anyhow::bail!(
+            "{failed} of {} source(s) failed to start (see above); fix them, or pass --allow-partial to serve the others",
+            config.sources.len()
+        );
+    }
+    tracing::info!(
+        tools = catalog.len(),
+        expose = ?config.settings.mcp_expose,
+        "serving MCP on stdio"
+    );
+    let catalog = SharedCatalog::new(catalog);
+    spawn_refreshers(&catalog);
+    let server = CatalogServer::new(
+        catalog,
+        McpSettings {
+            expose: config.settings.mcp_expose,
+            call_timeout: config.settings.call_timeout,
+        },
+    );
+    let served = tokio::select! {
+        served = otc_bridge::mcp::serve_stdio(server) => served,
+        () = shutdown_signal() => Ok(()),
+    };
+    stop_all(&adapters).await;
+    served.context("MCP over stdio failed")?;
+    Ok(ExitCode::SUCCESS)
+}

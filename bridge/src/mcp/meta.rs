@@ -1,0 +1,439 @@
+//! The three meta-tools, with the exact names and shapes hosts rely on:
+//!
+//! | tool | arguments | `structuredContent` |
+//! |---|---|---|
+//! | `search_tools` | `query`, `limit` (1–50, default 10), `toolkit` | `{results: [{path, name, summary, score, destructive, requires}], total}` |
+//! | `read_tool` | `path` | `{path, version, versions, description, inputSchema, outputSchema, destructive, requirements}` |
+//! | `call_tool` | `path`, `arguments` | the value when it is an object; `{error: ToolError}` on failure |
+//!
+//! A path is an OTC tool id, with or without `@version` (resolved as the standard says: none is
+//! the highest). Every failure is a result with `isError: true` and a text starting `Error: `.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use http::HeaderMap;
+use otc_mappings::otc::{CallOutcome, CallToolRequest, ToolDefinition, ToolId};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::McpSettings;
+use super::credentials;
+use crate::call::{self, Call};
+use crate::registry::{Catalog, Entry, Resolution};
+use crate::rescue::{ApiError, McpFailure};
+
+/// `search_tools`.
+pub const SEARCH: &str = "search_tools";
+/// `read_tool`.
+pub const READ: &str = "read_tool";
+/// `call_tool`.
+pub const CALL: &str = "call_tool";
+
+/// `limit` when none is given.
+pub const DEFAULT_LIMIT: usize = 10;
+/// The largest `limit`; larger ones are served as this.
+pub const MAX_LIMIT: usize = 50;
+/// How many matches `total` counts at most.
+const MAX_TOTAL: usize = 1000;
+/// The longest summary, in characters.
+const SUMMARY_CHARS: usize = 200;
+
+/// What the server tells hosts about itself (`instructions`).
+pub const INSTRUCTIONS: &str = "This server gives access to a catalog of tools (REST APIs and MCP servers) through three tools. \
+Use search_tools with a few words describing the task to find candidate tools, read_tool to see one tool's input schema and \
+description, then call_tool with its path and arguments. Paths look like Toolkit.Tool or Toolkit.Tool@1.2.0. Tools marked \
+destructive may change or delete data.";
+
+/// The meta-tools as listed.
+pub fn tools() -> Vec<Tool> {
+    let schema = |value: Value| match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(Map::new()),
+    };
+    vec![
+        Tool::new(
+            SEARCH,
+            "Search the catalog for tools that can do a task. Returns ranked paths with a summary each; \
+             no results means no tool fits: try other words (the product's name, the object, the action).",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "The task in a few words, e.g. 'list open pull requests of a repository'."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT, "description": "How many results at most."},
+                    "toolkit": {"type": "string", "description": "Only tools of this toolkit (the part of a path before the dot), e.g. 'Github'."}
+                },
+                "required": ["query"]
+            })),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            READ,
+            "Read one tool: its description, input schema (the arguments call_tool takes), output schema, \
+             versions, requirements and whether it is destructive.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The tool's path from search_tools, e.g. 'Github.ReposGet' (optionally with @version)."}
+                },
+                "required": ["path"]
+            })),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        Tool::new(
+            CALL,
+            "Call one tool by its path with arguments matching its input schema (see read_tool). \
+             Returns the tool's result, or an error starting with 'Error: ' that says what to fix.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The tool's path, e.g. 'Github.ReposGet' (optionally with @version)."},
+                    "arguments": {"type": "object", "description": "The tool's arguments, as its input schema describes them.", "default": {}}
+                },
+                "required": ["path"]
+            })),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).open_world(true)),
+    ]
+}
+
+/// A catalog tool as listed in `all` mode: its OTC name, description and input schema, and
+/// annotations from whether it is destructive. No `outputSchema`: an upstream's answer is
+/// passed on as it comes, and a host that validates structured results must not reject it.
+pub fn listed(entry: &Entry) -> Tool {
+    let def = entry.definition();
+    let input = match serde_json::from_str(def.input_schema.as_str()) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    Tool::new(def.name.clone(), def.description.clone(), Arc::new(input)).with_annotations(
+        ToolAnnotations::new()
+            .read_only(!entry.tool.destructive)
+            .destructive(entry.tool.destructive)
+            .open_world(true),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+struct SearchArgs {
+    query: String,
+    limit: Option<i64>,
+    toolkit: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReadArgs {
+    path: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct CallArgs {
+    path: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+/// The arguments of a meta-tool, or what is wrong with them.
+fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, String> {
+    serde_json::from_value(Value::Object(arguments))
+        .map_err(|err| format!("Invalid arguments for {tool}: {err}."))
+}
+
+/// A meta-tool's arguments are wrong: worth retrying with others.
+fn invalid(message: String) -> CallToolResult {
+    failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
+        message,
+        can_retry: true,
+        ..Default::default()
+    }))
+}
+
+/// `search_tools`.
+pub fn search(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
+    let args: SearchArgs = match parse(SEARCH, arguments) {
+        Ok(args) => args,
+        Err(message) => return invalid(message),
+    };
+    let limit = match args.limit {
+        None => DEFAULT_LIMIT,
+        Some(n) if n >= 1 => usize::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
+        Some(n) => {
+            return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
+                message: format!(
+                    "Invalid arguments for {SEARCH}: limit must be between 1 and {MAX_LIMIT}, not {n}."
+                ),
+                can_retry: true,
+                ..Default::default()
+            }));
+        }
+    };
+    let query = args.query.trim();
+    if query.is_empty() {
+        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
+            message: format!(
+                "Invalid arguments for {SEARCH}: query is empty; describe the task in a few words."
+            ),
+            can_retry: true,
+            ..Default::default()
+        }));
+    }
+    let toolkit = args
+        .toolkit
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let hits = catalog.search_index().search(query, MAX_TOTAL, toolkit);
+    let latest = catalog.latest();
+    let mut text = String::new();
+    let results: Vec<Value> = hits
+        .iter()
+        .take(limit)
+        .filter_map(|hit| latest.get(hit.position))
+        .zip(&hits)
+        .map(|(entry, hit)| {
+            let def = entry.definition();
+            let path = def.id.to_string();
+            let summary = summary(&def.description);
+            let _ = writeln!(text, "{path} — {summary}");
+            json!({
+                "path": path,
+                "name": def.name,
+                "summary": summary,
+                "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
+                "destructive": entry.tool.destructive,
+                "requires": requires(def),
+            })
+        })
+        .collect();
+    if results.is_empty() {
+        text = format!(
+            "No tool matches \"{}\"{}. Try other words: the product or service's name, the kind of object (issue, invoice, file) and the action (list, create, delete).",
+            crate::rescue::echo(query),
+            toolkit
+                .map(|t| format!(" in toolkit {t}"))
+                .unwrap_or_default()
+        );
+    }
+    let structured = json!({"results": results, "total": hits.len()});
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text.trim_end().to_owned())]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// `read_tool`.
+pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
+    let args: ReadArgs = match parse(READ, arguments) {
+        Ok(args) => args,
+        Err(message) => return invalid(message),
+    };
+    let entry = match resolve(catalog, &args.path) {
+        Ok(entry) => entry,
+        Err(refusal) => return refused(catalog, refusal, &args.path),
+    };
+    let def = entry.definition();
+    let name = format!("{}.{}", def.id.toolkit, def.id.tool);
+    let versions: Vec<String> = catalog
+        .versions(&name)
+        .iter()
+        .map(|e| e.definition().version.to_string())
+        .collect();
+    let schema = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    let structured = json!({
+        "path": def.id.to_string(),
+        "version": def.version.to_string(),
+        "versions": versions,
+        "description": def.description,
+        "inputSchema": schema(def.input_schema.as_str()),
+        "outputSchema": def.output_schema.as_ref().map_or(Value::Null, |s| schema(s.as_str())),
+        "destructive": entry.tool.destructive,
+        "requirements": def.requirements,
+    });
+    let mut result = CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// `call_tool`.
+pub async fn call(
+    catalog: &Catalog,
+    settings: &McpSettings,
+    headers: Option<&HeaderMap>,
+    arguments: JsonObject,
+) -> CallToolResult {
+    let args: CallArgs = match parse(CALL, arguments) {
+        Ok(args) => args,
+        Err(message) => return invalid(message),
+    };
+    call_path(
+        catalog,
+        settings,
+        headers,
+        args.path,
+        args.arguments.unwrap_or(Value::Null),
+    )
+    .await
+}
+
+/// Calls the tool at `path` through [`call::call`], the code path of `POST /tools/call`, with
+/// the context the source's `context_headers` find in `headers`.
+pub async fn call_path(
+    catalog: &Catalog,
+    settings: &McpSettings,
+    headers: Option<&HeaderMap>,
+    path: String,
+    arguments: Value,
+) -> CallToolResult {
+    let context = resolve(catalog, &path)
+        .ok()
+        .and_then(|entry| credentials::context(entry, headers));
+    let request = CallToolRequest {
+        tool_id: path.clone(),
+        input: Some(match arguments {
+            Value::Null => Value::Object(Map::new()),
+            other => other,
+        }),
+        context,
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let outcome = call::call(
+        catalog,
+        settings.call_timeout,
+        Call {
+            request,
+            ..Default::default()
+        },
+    )
+    .await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(answer) => match answer.response.outcome {
+            CallOutcome::Value(value) => {
+                tracing::info!(tool = %path, ms, "MCP call succeeded");
+                success(value.unwrap_or(Value::Null))
+            }
+            CallOutcome::Error(error) => {
+                tracing::info!(tool = %path, ms, cause = answer.failure.as_deref().unwrap_or_default(), "MCP call failed in the tool");
+                failure(McpFailure::from_tool_error(error))
+            }
+        },
+        Err(refusal) => {
+            tracing::info!(tool = %path, ms, status = refusal.status(), detail = refusal.log_detail().unwrap_or_default(), "MCP call refused");
+            refused(catalog, refusal, &path)
+        }
+    }
+}
+
+/// A value as a result: a string as it is, anything else as JSON; an object also as
+/// `structuredContent`.
+fn success(value: Value) -> CallToolResult {
+    let text = match &value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    if value.is_object() {
+        result.structured_content = Some(value);
+    }
+    result
+}
+
+fn failure(failed: McpFailure) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(failed.text)]);
+    result.structured_content = Some(json!({"error": failed.error}));
+    result
+}
+
+/// A refusal before the call, with the closest paths when `path` names no tool.
+fn refused(catalog: &Catalog, refusal: ApiError, path: &str) -> CallToolResult {
+    let closest = match refusal {
+        ApiError::UnknownTool { .. } | ApiError::BadToolId(_) | ApiError::MissingToolId => {
+            closest(catalog, path)
+        }
+        _ => Vec::new(),
+    };
+    failure(refusal.into_mcp(path, &closest))
+}
+
+/// The served paths nearest to an unknown `path`: a case-insensitive match first, then what a
+/// search for its words finds.
+fn closest(catalog: &Catalog, path: &str) -> Vec<String> {
+    let name = path.split('@').next().unwrap_or_default();
+    let mut paths: Vec<String> = catalog
+        .resolve(name, otc_mappings::otc::VersionSelector::Latest)
+        .suggestion()
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    let latest = catalog.latest();
+    for hit in catalog.search_index().search(name, 3, None) {
+        if let Some(entry) = latest.get(hit.position) {
+            let id = entry.definition().id.to_string();
+            if !paths.contains(&id) {
+                paths.push(id);
+            }
+        }
+    }
+    paths.truncate(3);
+    paths
+}
+
+/// Resolves a path as `POST /tools/call` does.
+fn resolve<'c>(catalog: &'c Catalog, path: &str) -> Result<&'c Arc<Entry>, ApiError> {
+    let id: ToolId = path.parse()?;
+    let name = path.split('@').next().unwrap_or_default();
+    match catalog.resolve(name, id.version) {
+        Resolution::Found(entry) => Ok(entry),
+        Resolution::UnknownTool { suggestion } => Err(ApiError::UnknownTool {
+            id: path.to_owned(),
+            suggestion: suggestion.map(str::to_owned),
+        }),
+        Resolution::UnknownVersion { available } => Err(ApiError::UnknownVersion {
+            id: path.to_owned(),
+            available,
+        }),
+    }
+}
+
+/// What a search result says a tool needs from its caller: requirement ids.
+fn requires(def: &ToolDefinition) -> Vec<String> {
+    let Some(req) = &def.requirements else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = req.authorization.iter().map(|a| a.id.clone()).collect();
+    ids.extend(req.secrets.iter().map(|s| s.id.clone()));
+    if req.user_id {
+        ids.push("user_id".to_owned());
+    }
+    ids
+}
+
+/// The first sentence (or line) of a description, at most [`SUMMARY_CHARS`] characters.
+pub fn summary(description: &str) -> String {
+    let text = description.trim();
+    let line = text.lines().next().unwrap_or_default().trim();
+    let sentence = line
+        .match_indices(". ")
+        .next()
+        .map_or(line, |(end, _)| &line[..=end]);
+    match sentence.char_indices().nth(SUMMARY_CHARS) {
+        None => sentence.to_owned(),
+        Some((cut, _)) => format!("{}…", sentence[..cut].trim_end()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_is_the_first_sentence_within_bounds() {
+        assert_eq!(summary("Gets a repo. Then more."), "Gets a repo.");
+        assert_eq!(summary("  First line\nsecond line"), "First line");
+        assert_eq!(summary("v1.2 is out"), "v1.2 is out");
+        let long = "x".repeat(500);
+        assert_eq!(summary(&long).chars().count(), SUMMARY_CHARS + 1);
+        assert_eq!(summary(""), "");
+    }
+}

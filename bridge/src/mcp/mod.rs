@@ -1,0 +1,233 @@
+//! The MCP edge (DESIGN.md §8): the catalog served to MCP hosts, beside the OTC edge in
+//! [`crate::server`] and over the same core, [`crate::call`].
+//!
+//! - [`CatalogServer`] is an rmcp server handler. By default it lists three meta-tools
+//!   (`search_tools`, `read_tool`, `call_tool`, in [`meta`]) instead of the catalog, because
+//!   hosts cap and pay for every listed tool; with [`Expose::All`] every catalog tool is listed
+//!   too, under its OTC `name`.
+//! - Two ways in: `POST /mcp` on the bridge's listener ([`http_service`]: streamable HTTP,
+//!   stateless, JSON responses; behind the same guard and authentication as the OTC routes)
+//!   and `otc-bridge mcp` on stdio ([`serve_stdio`]).
+//! - Both protocol eras: `initialize` (2025-11-25 and older) and the 2026-07-28 stateless
+//!   lifecycle (`server/discover`, `_meta` on every request) are rmcp's; nothing here speaks
+//!   JSON-RPC by hand.
+//!
+//! Every call goes through [`crate::call::call`], the code path of `POST /tools/call`; only the
+//! rendering differs, and failures become results with `isError: true` whose words come from
+//! [`crate::rescue`].
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde::Deserialize;
+
+use crate::registry::SharedCatalog;
+
+mod credentials;
+pub mod meta;
+
+/// What an MCP host is shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expose {
+    /// Only `search_tools`, `read_tool` and `call_tool` (the default): three tools whatever the
+    /// catalog's size.
+    #[default]
+    Meta,
+    /// The meta-tools and every catalog tool (its highest version), named by its OTC `name`;
+    /// `notifications/tools/list_changed` when the catalog changes.
+    All,
+}
+
+/// The MCP edge's settings.
+#[derive(Debug, Clone)]
+pub struct McpSettings {
+    /// What is listed.
+    pub expose: Expose,
+    /// The per-call timeout when a source sets none.
+    pub call_timeout: Duration,
+}
+
+/// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are
+/// parsed when asked for, so one request holds a bounded part of a large catalog.
+const PAGE_SIZE: usize = 500;
+
+/// The rmcp handler serving a catalog. Cheap to clone: one per HTTP request in stateless mode.
+#[derive(Debug, Clone)]
+pub struct CatalogServer {
+    catalog: SharedCatalog,
+    settings: Arc<McpSettings>,
+}
+
+impl CatalogServer {
+    /// A server over `catalog`.
+    pub fn new(catalog: SharedCatalog, settings: McpSettings) -> Self {
+        Self {
+            catalog,
+            settings: Arc::new(settings),
+        }
+    }
+}
+
+impl ServerHandler for CatalogServer {
+    fn get_info(&self) -> ServerConfig {
+        // The meta-tools never change; only `all` mode's list follows the catalog.
+        let capabilities = if self.settings.expose == Expose::All {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("otc-bridge", env!("CARGO_PKG_VERSION")))
+            .with_instructions(meta::INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = Vec::new();
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| ErrorData::invalid_params("unknown cursor", None))?,
+            None => {
+                tools.extend(meta::tools());
+                0
+            }
+        };
+        let mut next_cursor = None;
+        if self.settings.expose == Expose::All {
+            let catalog = self.catalog.current();
+            let latest = catalog.latest();
+            let end = latest.len().min(start.saturating_add(PAGE_SIZE));
+            tools.extend(
+                latest
+                    .get(start..end)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|e| meta::listed(e)),
+            );
+            if end < latest.len() {
+                next_cursor = Some(end.to_string());
+            }
+        }
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let headers = context
+            .extensions
+            .get::<http::request::Parts>()
+            .map(|p| &p.headers);
+        let arguments = request.arguments.unwrap_or_default();
+        let catalog = self.catalog.current();
+        let result = match request.name.as_ref() {
+            meta::SEARCH => meta::search(&catalog, arguments),
+            meta::READ => meta::read(&catalog, arguments),
+            meta::CALL => meta::call(&catalog, &self.settings, headers, arguments).await,
+            name => match (self.settings.expose, catalog.by_otc_name(name)) {
+                (Expose::All, Some(entry)) => {
+                    let path = entry.definition().id.to_string();
+                    meta::call_path(&catalog, &self.settings, headers, path, arguments.into()).await
+                }
+                _ => CallToolResult::error(vec![ContentBlock::text(format!(
+                    "Error: Tool not found: {}. This server's tools are {}, {} and {}.",
+                    crate::rescue::echo(name),
+                    meta::SEARCH,
+                    meta::READ,
+                    meta::CALL
+                ))]),
+            },
+        };
+        Ok(result.into())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Only `all` mode lists the catalog, so only there does its change change the list.
+        (self.settings.expose == Expose::All && requested.tools_list_changed == Some(true))
+            .then(|| SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.catalog.changes();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
+        Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
+    }
+}
+
+/// `POST /mcp`: streamable HTTP, stateless (no session to keep or lose), JSON responses.
+/// `Host`/`Origin` checks and authentication are the bridge's own, applied by the router
+/// around it (one guard for both edges), so rmcp's own Host check is off.
+pub fn http_service(
+    server: CatalogServer,
+    max_body_bytes: usize,
+) -> StreamableHttpService<CatalogServer, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(max_body_bytes)
+        .disable_allowed_hosts();
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// Serves `server` on stdin/stdout until the host closes stdin. In [`Expose::All`] mode the
+/// host is told `notifications/tools/list_changed` whenever the catalog changes.
+pub async fn serve_stdio(server: CatalogServer) -> Result<(), std::io::Error> {
+    let expose = server.settings.expose;
+    let mut changes = server.catalog.changes();
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    let peer = running.peer().clone();
+    let announcer = tokio::spawn(async move {
+        while expose == Expose::All && changes.changed().await.is_ok() {
+            if peer.notify_tool_list_changed().await.is_err() {
+                break;
+            }
+        }
+    });
+    let ended = running.waiting().await;
+    announcer.abort();
+    ended.map(|_| ()).map_err(std::io::Error::other)
+}
