@@ -325,6 +325,15 @@ pub async fn call_path(
     }
 }
 
+/// A tool name that is neither a meta-tool nor (in `all` mode) a catalog tool.
+pub fn not_found(catalog: &Catalog, name: &str) -> CallToolResult {
+    let refusal = ApiError::UnknownTool {
+        id: name.to_owned(),
+        suggestion: None,
+    };
+    refused(catalog, refusal, name)
+}
+
 /// A value as a result: a string as it is, anything else as JSON; an object also as
 /// `structuredContent`.
 fn success(value: Value) -> CallToolResult {

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -150,13 +150,7 @@ impl ServerHandler for CatalogServer {
                     let path = entry.definition().id.to_string();
                     meta::call_path(&catalog, &self.settings, headers, path, arguments.into()).await
                 }
-                _ => CallToolResult::error(vec![ContentBlock::text(format!(
-                    "Error: Tool not found: {}. This server's tools are {}, {} and {}.",
-                    crate::rescue::echo(name),
-                    meta::SEARCH,
-                    meta::READ,
-                    meta::CALL
-                ))]),
+                _ => meta::not_found(&catalog, name),
             },
         };
         Ok(result.into())

@@ -6,6 +6,7 @@ mod connections;
 mod edge;
 mod examples;
 mod mcp;
+mod mcp_host;
 mod openapi;
 mod properties;
 mod server;

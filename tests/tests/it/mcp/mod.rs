@@ -129,7 +129,10 @@ fn assert_conform_to_the_spec(tools: &Mapped<MappedTool>) {
 
 /// The real `otc-bridge` binary, started with `args` and extra environment `env`, and the URL it
 /// listens on (read from its first stdout line). Killed when dropped.
-async fn spawn_bridge(args: &[&str], env: &[(&str, &str)]) -> (tokio::process::Child, String) {
+pub(crate) async fn spawn_bridge(
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
     use tokio::io::AsyncBufReadExt;
     let mut bridge = tokio::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
         .args(["--listen", "127.0.0.1:0"])
