@@ -312,6 +312,27 @@ mod tests {
     }
 
     #[test]
+    fn context_headers_are_header_names_and_never_the_bridges_own_credentials() {
+        let headers = |id: &str, header: &str| SourceOptions {
+            context_headers: [(id.to_owned(), header.to_owned())].into_iter().collect(),
+            ..Default::default()
+        };
+        let policy = headers("api_key", "X-Api-Key")
+            .compile("sources[0]")
+            .unwrap();
+        assert_eq!(policy.context_headers[0].1, "x-api-key");
+        for refused in ["Authorization", "cookie", "Proxy-Authorization"] {
+            let err = headers("token", refused).compile("sources[0]").unwrap_err();
+            assert!(err.contains("sources[0].context_headers.token"), "{err}");
+            assert!(err.contains("never forwarded"), "{err}");
+        }
+        let err = headers("k", "bad header")
+            .compile("sources[2]")
+            .unwrap_err();
+        assert!(err.contains("not an HTTP header name"), "{err}");
+    }
+
+    #[test]
     fn bad_options_name_the_key() {
         let bad = SourceOptions {
             include: vec!["[".to_owned()],

@@ -131,12 +131,7 @@ async fn meta_tools_work(client: &RunningService<RoleClient, impl rmcp::Service<
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["search_tools", "read_tool", "call_tool"]);
 
-    let found = call(
-        client,
-        "search_tools",
-        json!({"query": "divide a by b"}),
-    )
-    .await;
+    let found = call(client, "search_tools", json!({"query": "divide a by b"})).await;
     assert_eq!(found.is_error, Some(false), "{}", text(&found));
     let results = structured(&found)["results"].as_array().unwrap().clone();
     assert_eq!(
