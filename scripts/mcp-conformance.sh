@@ -5,7 +5,10 @@
 #
 #   scripts/mcp-conformance.sh http://127.0.0.1:8080/mcp                 # the four default scenarios
 #   scripts/mcp-conformance.sh http://127.0.0.1:8080/mcp tools-list ping # just these
+#   scripts/mcp-conformance.sh --demo [SCENARIO...]                      # against `otc-bridge demo`
 #
+# --demo builds otc-bridge (debug, in $CARGO_TARGET_DIR or target/), starts
+# `otc-bridge demo --listen 127.0.0.1:0`, runs against <its URL>/mcp and stops it.
 # Default scenarios: server-initialize ping tools-list dns-rebinding-protection.
 # dns-rebinding-protection needs a loopback URL (localhost, 127.0.0.1 or [::1]): with any other
 # host the suite fails it without sending anything.
@@ -14,7 +17,7 @@
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
-    echo "usage: $0 URL [SCENARIO...]" >&2
+    echo "usage: $0 URL|--demo [SCENARIO...]" >&2
     exit 2
 fi
 URL="$1"
@@ -31,6 +34,40 @@ SUITE="$DIR/mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/
 TIMEOUT="${MCP_CONFORMANCE_TIMEOUT:-120}"
 RESULTS="$DIR/mcp-conformance-results/$(date +%Y%m%d-%H%M%S)-$$"
 mkdir -p "$RESULTS"
+
+BRIDGE_PID=""
+stop_bridge() {
+    if [ -n "$BRIDGE_PID" ]; then
+        kill "$BRIDGE_PID" 2>/dev/null || true
+        wait "$BRIDGE_PID" 2>/dev/null || true
+        BRIDGE_PID=""
+    fi
+}
+trap stop_bridge EXIT
+if [ "$URL" = "--demo" ]; then
+    cargo build --locked --manifest-path "$(dirname "$0")/../Cargo.toml" -p otc-bridge --bin otc-bridge
+    BIN="${CARGO_TARGET_DIR:-$(dirname "$0")/../target}/debug/otc-bridge"
+    LOG="$RESULTS/bridge.log"
+    "$BIN" demo --listen 127.0.0.1:0 >"$LOG" 2>&1 &
+    BRIDGE_PID=$!
+    BASE=""
+    for _ in $(seq 1 600); do
+        BASE="$(grep -o 'listening on http://[^ ]*' "$LOG" | head -n1 | sed 's/^listening on //' || true)"
+        [ -n "$BASE" ] && break
+        if ! kill -0 "$BRIDGE_PID" 2>/dev/null; then
+            echo "mcp-conformance: the demo bridge exited before it was ready:" >&2
+            cat "$LOG" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+    if [ -z "$BASE" ]; then
+        echo "mcp-conformance: the demo bridge did not announce its URL within 60 s:" >&2
+        cat "$LOG" >&2
+        exit 1
+    fi
+    URL="${BASE%/}/mcp"
+fi
 
 echo "mcp-conformance: $("$NODE" "$SUITE" --version) on node $("$NODE" --version), against $URL"
 passed=()
