@@ -19,6 +19,7 @@ pub mod registry;
 pub mod requirements;
 pub mod rescue;
 pub mod run;
+pub mod search;
 pub mod serve;
 pub mod server;
 pub mod sources;
