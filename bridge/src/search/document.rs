@@ -1,0 +1,136 @@
+//! What of a tool is searched, field by field. Fields differ in how much a match says: a word of
+//! the tool's own name says more than one of its parameters' descriptions, so each field has its
+//! weight (see [`Field::weight`]) and its own length normalisation.
+
+use otc_mappings::otc::ToolDefinition;
+use serde_json::Value;
+
+/// The searched fields of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// The toolkit segment of the id (`GitHubV3RestApi`): queries often name the product.
+    Toolkit,
+    /// The tool segment of the id (`ReposGet`), and the name where it says more.
+    Name,
+    /// The description.
+    Description,
+    /// Parameter names, nested ones included (`owner`, `repo`).
+    ParamNames,
+    /// Parameter descriptions.
+    ParamDescriptions,
+}
+
+/// The number of fields.
+pub(crate) const FIELDS: usize = 5;
+
+impl Field {
+    /// Every field, in index order.
+    pub(crate) const ALL: [Field; FIELDS] = [
+        Field::Toolkit,
+        Field::Name,
+        Field::Description,
+        Field::ParamNames,
+        Field::ParamDescriptions,
+    ];
+
+    /// How much one occurrence of a term counts, relative to the description's.
+    pub(crate) fn weight(self) -> f32 {
+        match self {
+            Field::Toolkit => 1.5,
+            Field::Name => 3.0,
+            Field::Description => 1.0,
+            Field::ParamNames => 0.6,
+            Field::ParamDescriptions => 0.25,
+        }
+    }
+
+    /// BM25's `b`: how much a longer field than usual dilutes a match. The id segments are short
+    /// and uniform, descriptions vary from nothing to pages.
+    pub(crate) fn length_norm(self) -> f32 {
+        match self {
+            Field::Toolkit => 0.0,
+            Field::Name => 0.5,
+            Field::Description => 0.75,
+            Field::ParamNames | Field::ParamDescriptions => 0.5,
+        }
+    }
+}
+
+/// How deep nested object properties are read, and how many properties at most: a tool with
+/// a huge input schema is still indexed by its name and description first.
+const MAX_DEPTH: usize = 3;
+const MAX_PROPERTIES: usize = 200;
+
+/// A tool's text, field by field.
+pub(crate) struct Document {
+    pub(crate) texts: Vec<(Field, String)>,
+}
+
+impl Document {
+    /// Reads the searched text of `tool`.
+    pub(crate) fn of(tool: &ToolDefinition) -> Self {
+        let mut texts = vec![
+            (Field::Toolkit, tool.id.toolkit.clone()),
+            (Field::Name, tool.id.tool.clone()),
+            (Field::Description, tool.description.clone()),
+        ];
+        // The name is `Toolkit_Tool` unless it was cut to 64 characters; only then does it add
+        // anything.
+        if tool.name != format!("{}_{}", tool.id.toolkit, tool.id.tool) {
+            texts.push((Field::Name, tool.name.clone()));
+        }
+        // A schema that is not JSON cannot come from the mappers; it is then indexed without
+        // its parameters rather than refused.
+        if let Ok(schema) = serde_json::from_str::<Value>(tool.input_schema.as_str()) {
+            let mut budget = MAX_PROPERTIES;
+            let mut names = String::new();
+            let mut descriptions = String::new();
+            properties(&schema, 0, &mut budget, &mut names, &mut descriptions);
+            texts.push((Field::ParamNames, names));
+            texts.push((Field::ParamDescriptions, descriptions));
+        }
+        Self { texts }
+    }
+}
+
+/// Appends the property names and descriptions of `schema` (objects, array items and
+/// `allOf`/`anyOf`/`oneOf` branches), down to `MAX_DEPTH` levels of properties.
+fn properties(
+    schema: &Value,
+    depth: usize,
+    budget: &mut usize,
+    names: &mut String,
+    descriptions: &mut String,
+) {
+    if depth >= MAX_DEPTH || *budget == 0 {
+        return;
+    }
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    if let Some(Value::Object(props)) = object.get("properties") {
+        for (name, prop) in props {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            names.push_str(name);
+            names.push(' ');
+            if let Some(Value::String(text)) = prop.get("description") {
+                descriptions.push_str(text);
+                descriptions.push('\n');
+            }
+            properties(prop, depth + 1, budget, names, descriptions);
+        }
+    }
+    if let Some(items) = object.get("items") {
+        properties(items, depth, budget, names, descriptions);
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = object.get(key) {
+            for branch in branches {
+                properties(branch, depth, budget, names, descriptions);
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! A search request, read: which of its words must be matched for a tool to be relevant, and
+//! which are only values.
+//!
+//! A request names what it wants done ("list the issues of a project") and often the values to
+//! do it with ("'doggie'", "SUMMER20", "host/app01"). Values rarely occur in tool text and must
+//! not make a good tool look irrelevant, so words in quotes and words with digits are optional:
+//! they score when they match and are not missed when they do not. Every other word is
+//! expected: a tool that matches few of the request's informative words is not an answer.
+
+use super::tokenize::Tokenizer;
+
+/// One term of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct QueryTerm {
+    /// The stemmed term.
+    pub(crate) term: String,
+    /// A join of two adjacent words (`pet store` → `petstore`): evidence for its two parts.
+    pub(crate) joined: bool,
+    /// A value (quoted, or with digits): never counted as missing.
+    pub(crate) value: bool,
+    /// Written with a capital inside the sentence (`a Shopify code`): likely a product or
+    /// service name, which a catalog that serves it always mentions.
+    pub(crate) proper: bool,
+}
+
+/// The distinct terms of `query`, first occurrence first.
+pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
+    let mut out: Vec<QueryTerm> = Vec::new();
+    for (segment, quoted) in segments(query) {
+        let mut first_word = true;
+        for word in segment.split_whitespace() {
+            let value = quoted || word.chars().any(|c| c.is_ascii_digit());
+            let capital = word.chars().next().is_some_and(char::is_uppercase);
+            // A sentence's first word is capitalised anyway; so is an all-caps value.
+            let proper = capital
+                && !first_word
+                && !value
+                && word.chars().skip(1).any(char::is_lowercase)
+                && !sentence_start(segment, word);
+            first_word = false;
+            for token in tokenizer.collect(word, false) {
+                push(&mut out, token.term, token.joined, value, proper);
+            }
+        }
+        // Joins across words (`pet store` → `petstore`), as extra evidence.
+        for token in tokenizer.collect(segment, true) {
+            if token.joined {
+                push(&mut out, token.term, true, true, false);
+            }
+        }
+    }
+    out
+}
+
+fn push(out: &mut Vec<QueryTerm>, term: String, joined: bool, value: bool, proper: bool) {
+    if let Some(seen) = out.iter_mut().find(|t| t.term == term) {
+        // The same term again: it is a value only if every occurrence is.
+        seen.value &= value;
+        seen.joined &= joined;
+        seen.proper |= proper;
+        return;
+    }
+    out.push(QueryTerm {
+        term,
+        joined,
+        value,
+        proper,
+    });
+}
+
+/// Whether `word` starts a sentence within `segment` (after `.`, `?`, `!` or `:`).
+fn sentence_start(segment: &str, word: &str) -> bool {
+    let Some(at) = segment.find(word) else {
+        return false;
+    };
+    segment[..at]
+        .trim_end()
+        .chars()
+        .last()
+        .is_none_or(|c| matches!(c, '.' | '?' | '!' | ':'))
+}
+
+/// `query` cut into unquoted and quoted segments. A quote opens after a non-alphanumeric
+/// character (or at the start) and closes before one, so apostrophes (`don't`, `user's`) are
+/// not quotes.
+fn segments(query: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let bytes: Vec<(usize, char)> = query.char_indices().collect();
+    let mut start = 0;
+    let mut open: Option<(usize, char)> = None;
+    for (i, &(at, c)) in bytes.iter().enumerate() {
+        if !matches!(c, '\'' | '"' | '`' | '‘' | '’' | '“' | '”') {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|j| bytes[j].1);
+        let after = bytes.get(i + 1).map(|&(_, c)| c);
+        match open {
+            None if before.is_none_or(|b| !b.is_alphanumeric()) => {
+                out.push((&query[start..at], false));
+                open = Some((at + c.len_utf8(), c));
+            }
+            Some((from, _)) if after.is_none_or(|a| !a.is_alphanumeric()) => {
+                out.push((&query[from..at], true));
+                start = at + c.len_utf8();
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    match open {
+        // An unclosed quote is an apostrophe after all.
+        Some((from, c)) => out.push((&query[from - c.len_utf8()..], false)),
+        None => out.push((&query[start..], false)),
+    }
+    out.retain(|(s, _)| !s.trim().is_empty());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_values_and_apostrophes_are_not_quotes() {
+        assert_eq!(
+            segments("add 'doggie' to the user's store"),
+            vec![
+                ("add ", false),
+                ("doggie", true),
+                (" to the user's store", false)
+            ]
+        );
+        assert_eq!(segments("don't stop"), vec![("don't stop", false)]);
+    }
+
+    #[test]
+    fn capitalised_words_inside_a_sentence_are_proper() {
+        let tokenizer = Tokenizer::default();
+        let terms = terms(&tokenizer, "Create a Shopify code SUMMER20 for ABC");
+        let proper: Vec<&str> = terms
+            .iter()
+            .filter(|t| t.proper)
+            .map(|t| t.term.as_str())
+            .collect();
+        assert_eq!(proper, ["shopifi"]);
+        let values: Vec<&str> = terms
+            .iter()
+            .filter(|t| t.value && !t.joined)
+            .map(|t| t.term.as_str())
+            .collect();
+        assert_eq!(values, ["summer"]);
+    }
+}

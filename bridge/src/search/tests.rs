@@ -1,0 +1,243 @@
+use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
+use serde_json::json;
+
+use super::tokenize::{Tokenizer, split_identifier};
+use super::*;
+
+fn tool(
+    toolkit: &str,
+    name: &str,
+    description: &str,
+    params: &serde_json::Value,
+) -> ToolDefinition {
+    ToolDefinition {
+        id: ToolId::exact(toolkit, name, ToolVersion::new(1, 0, 0)),
+        name: format!("{toolkit}_{name}"),
+        description: description.to_owned(),
+        version: ToolVersion::new(1, 0, 0),
+        input_schema: json!({"type": "object", "properties": params}).into(),
+        output_schema: None,
+        requirements: None,
+    }
+}
+
+fn catalog() -> Vec<ToolDefinition> {
+    vec![
+        tool(
+            "GitHub",
+            "ReposGet",
+            "Get a repository.",
+            &json!({"owner": {"type": "string", "description": "The account owner."},
+                   "repo": {"type": "string", "description": "The name of the repository."}}),
+        ),
+        tool(
+            "GitHub",
+            "ReposListForUser",
+            "Lists public repositories for the specified user.",
+            &json!({"username": {"type": "string", "description": "The handle of the account."}}),
+        ),
+        tool(
+            "GitHub",
+            "IssuesCreate",
+            "Create an issue in a repository.",
+            &json!({"title": {"type": "string"}, "body": {"type": "string"}}),
+        ),
+        tool(
+            "Jira",
+            "CreateIssue",
+            "Creates an issue or a sub-task in a project.",
+            &json!({"fields": {"type": "object", "properties": {
+                "summary": {"type": "string", "description": "A short summary."}}}}),
+        ),
+        tool(
+            "Jira",
+            "GetProject",
+            "Returns the project details.",
+            &json!({"projectIdOrKey": {"type": "string"}}),
+        ),
+        tool(
+            "SwaggerPetstore",
+            "AddPet",
+            "Add a new pet to the store.",
+            &json!({"name": {"type": "string"}, "status": {"type": "string",
+                   "description": "pet status in the store"}}),
+        ),
+    ]
+}
+
+fn ids(index: &SearchIndex, tools: &[ToolDefinition], query: &str) -> Vec<String> {
+    index
+        .search(query, 10, None)
+        .iter()
+        .map(|h| {
+            format!(
+                "{}.{}",
+                tools[h.position].id.toolkit, tools[h.position].id.tool
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn identifiers_split_at_case_digits_and_acronyms() {
+    assert_eq!(
+        split_identifier("listForAuthenticatedUser"),
+        ["list", "For", "Authenticated", "User"]
+    );
+    assert_eq!(split_identifier("HTTPServer2"), ["HTTP", "Server", "2"]);
+    assert_eq!(
+        split_identifier("GitHubV3RestApi"),
+        ["Git", "Hub", "V", "3", "Rest", "Api"]
+    );
+    assert_eq!(split_identifier("repos"), ["repos"]);
+}
+
+#[test]
+fn snake_kebab_and_camel_meet_on_the_same_terms() {
+    let tokenizer = Tokenizer::default();
+    let units = |text: &str| -> Vec<String> {
+        tokenizer
+            .collect(text, false)
+            .into_iter()
+            .filter(|t| !t.joined)
+            .map(|t| t.term)
+            .collect()
+    };
+    assert_eq!(units("reposListForUser"), units("repos_list_for_user"));
+    assert_eq!(
+        units("repos-list-for-user"),
+        units("repos: listing for users")
+    );
+    // Whole product names are kept beside their parts, and stop words and lone digits dropped.
+    let all: Vec<String> = tokenizer
+        .collect("GitHubV3", false)
+        .into_iter()
+        .map(|t| t.term)
+        .collect();
+    assert!(all.contains(&"github".to_owned()), "{all:?}");
+    assert!(!all.contains(&"3".to_owned()), "{all:?}");
+}
+
+#[test]
+fn same_catalog_and_query_give_the_same_hits() {
+    let tools = catalog();
+    let first = SearchIndex::build(&tools).search("create an issue", 10, None);
+    let second = SearchIndex::build(&tools).search("create an issue", 10, None);
+    assert!(!first.is_empty());
+    assert_eq!(first, second);
+}
+
+#[test]
+fn ties_are_broken_by_position() {
+    let tools = vec![
+        tool("A", "Ping", "Ping the server.", &json!({})),
+        tool("B", "Ping", "Ping the server.", &json!({})),
+    ];
+    let hits = SearchIndex::build(&tools).search("ping", 10, None);
+    assert_eq!(hits.iter().map(|h| h.position).collect::<Vec<_>>(), [0, 1]);
+}
+
+#[test]
+fn an_exact_id_or_name_ranks_that_tool_first() {
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    for tool in &tools {
+        let id = format!("{}.{}", tool.id.toolkit, tool.id.tool);
+        assert_eq!(ids(&index, &tools, &id).first(), Some(&id), "query {id}");
+        assert_eq!(
+            ids(&index, &tools, &tool.name).first(),
+            Some(&id),
+            "query {}",
+            tool.name
+        );
+    }
+}
+
+#[test]
+fn a_natural_request_finds_its_tool() {
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    assert_eq!(
+        ids(&index, &tools, "list the repositories of user octocat")
+            .first()
+            .map(String::as_str),
+        Some("GitHub.ReposListForUser")
+    );
+    assert_eq!(
+        ids(&index, &tools, "create a Jira issue in project ABC")
+            .first()
+            .map(String::as_str),
+        Some("Jira.CreateIssue")
+    );
+    assert_eq!(
+        ids(&index, &tools, "add 'doggie' to the pet store")
+            .first()
+            .map(String::as_str),
+        Some("SwaggerPetstore.AddPet")
+    );
+}
+
+#[test]
+fn an_unrelated_query_returns_nothing() {
+    let index = SearchIndex::build(&catalog());
+    assert!(
+        index
+            .search("book a flight from Paris to Rome", 10, None)
+            .is_empty()
+    );
+    assert!(index.search("", 10, None).is_empty());
+    assert!(index.search("the of and", 10, None).is_empty());
+    // A product the catalog does not serve, with words it does have.
+    assert!(
+        index
+            .search("create a Shopify issue for the store", 10, None)
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_toolkit_filter_keeps_only_that_toolkit() {
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    let hits = index.search("create issue", 10, Some("jira"));
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| tools[h.position].id.toolkit == "Jira"));
+    let hits = index.search("create issue", 10, Some("GITHUB"));
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter()
+            .all(|h| tools[h.position].id.toolkit == "GitHub")
+    );
+    assert!(index.search("create issue", 10, Some("Gitlab")).is_empty());
+}
+
+#[test]
+fn the_limit_is_respected() {
+    let index = SearchIndex::build(&catalog());
+    assert!(
+        index
+            .search("create issue repository project", 10, None)
+            .len()
+            > 1
+    );
+    assert_eq!(
+        index
+            .search("create issue repository project", 1, None)
+            .len(),
+        1
+    );
+    assert!(index.search("create issue", 0, None).is_empty());
+}
+
+#[test]
+fn an_empty_catalog_finds_nothing_and_holds_little() {
+    let index = SearchIndex::build(std::iter::empty());
+    assert!(index.search("anything", 5, None).is_empty());
+    assert!(index.heap_bytes() < 1024);
+}
+
+#[test]
+fn index_is_send_and_sync() {
+    fn check<T: Send + Sync + std::fmt::Debug>() {}
+    check::<SearchIndex>();
+}
