@@ -226,6 +226,14 @@ fn evaluate(tools: &[ToolDefinition], queries: &[Query], list_bytes: usize, miss
         .iter()
         .map(|t| format!("{}.{}", t.id.toolkit, t.id.tool))
         .collect();
+    let known: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let unservable = queries
+        .iter()
+        .filter(|q| q.kind == "match" && !q.expect.iter().any(|e| known.contains(e.as_str())))
+        .count();
+    if unservable > 0 {
+        println!("{unservable} match queries expect only ids this catalog does not have");
+    }
     let (mut matches, mut hit1, mut hit5, mut nones, mut empty) = (0, 0, 0, 0, 0);
     let mut by_style: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     for q in queries {

@@ -2,7 +2,9 @@
 //! the tool's own name says more than one of its parameters' descriptions, so each field has its
 //! weight (see [`Field::weight`]) and its own length normalisation.
 
+use indexmap::IndexMap;
 use otc_mappings::otc::ToolDefinition;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The searched fields of a tool.
@@ -33,14 +35,21 @@ impl Field {
         Field::ParamDescriptions,
     ];
 
+    /// Whether a match in this field is about the tool itself (its name, toolkit or
+    /// description) rather than about one of its inputs; only these fully count towards a
+    /// query's coverage.
+    pub(crate) fn is_strong(self) -> bool {
+        matches!(self, Field::Toolkit | Field::Name | Field::Description)
+    }
+
     /// How much one occurrence of a term counts, relative to the description's.
     pub(crate) fn weight(self) -> f32 {
         match self {
             Field::Toolkit => 1.5,
             Field::Name => 3.0,
             Field::Description => 1.0,
-            Field::ParamNames => 0.6,
-            Field::ParamDescriptions => 0.25,
+            Field::ParamNames => 0.5,
+            Field::ParamDescriptions => 0.2,
         }
     }
 
@@ -51,15 +60,17 @@ impl Field {
             Field::Toolkit => 0.0,
             Field::Name => 0.5,
             Field::Description => 0.75,
-            Field::ParamNames | Field::ParamDescriptions => 0.5,
+            Field::ParamNames => 0.5,
+            // Some operations take pages of parameter documentation; a match there says little.
+            Field::ParamDescriptions => 0.9,
         }
     }
 }
 
 /// How deep nested object properties are read, and how many properties at most: a tool with
 /// a huge input schema is still indexed by its name and description first.
-const MAX_DEPTH: usize = 3;
-const MAX_PROPERTIES: usize = 200;
+const MAX_DEPTH: usize = 2;
+const MAX_PROPERTIES: usize = 64;
 
 /// A tool's text, field by field.
 pub(crate) struct Document {
@@ -79,17 +90,65 @@ impl Document {
         if tool.name != format!("{}_{}", tool.id.toolkit, tool.id.tool) {
             texts.push((Field::Name, tool.name.clone()));
         }
-        // A schema that is not JSON cannot come from the mappers; it is then indexed without
-        // its parameters rather than refused.
-        if let Ok(schema) = serde_json::from_str::<Value>(tool.input_schema.as_str()) {
-            let mut budget = MAX_PROPERTIES;
-            let mut names = String::new();
-            let mut descriptions = String::new();
-            properties(&schema, 0, &mut budget, &mut names, &mut descriptions);
-            texts.push((Field::ParamNames, names));
-            texts.push((Field::ParamDescriptions, descriptions));
-        }
+        let (names, descriptions) = parameters(tool.input_schema.as_str());
+        texts.push((Field::ParamNames, names));
+        texts.push((Field::ParamDescriptions, descriptions));
         Self { texts }
+    }
+}
+
+/// The property names and descriptions of an input schema, two levels deep. Read into
+/// [`Shape`] first, which skips everything else without building it (most of a catalog's bytes
+/// are schemas, so this is most of the build time); a schema of another shape is read as a
+/// whole value instead, and one that is not JSON (no mapper makes one) has no parameters.
+fn parameters(schema: &str) -> (String, String) {
+    let mut names = String::new();
+    let mut descriptions = String::new();
+    let mut budget = MAX_PROPERTIES;
+    if let Ok(shape) = serde_json::from_str::<Shape>(schema) {
+        shape.collect(0, &mut budget, &mut names, &mut descriptions);
+    } else if let Ok(value) = serde_json::from_str::<Value>(schema) {
+        properties(&value, 0, &mut budget, &mut names, &mut descriptions);
+    }
+    (names, descriptions)
+}
+
+/// The parts of a schema that are searched; the rest is skipped while parsing.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Shape {
+    description: Option<String>,
+    properties: IndexMap<String, Shape>,
+    items: Option<Box<Shape>>,
+}
+
+impl Shape {
+    fn collect(
+        &self,
+        depth: usize,
+        budget: &mut usize,
+        names: &mut String,
+        descriptions: &mut String,
+    ) {
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        for (name, prop) in &self.properties {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            names.push_str(name);
+            names.push(' ');
+            if let Some(text) = &prop.description {
+                descriptions.push_str(text);
+                descriptions.push('\n');
+            }
+            prop.collect(depth + 1, budget, names, descriptions);
+        }
+        if let Some(items) = &self.items {
+            items.collect(depth, budget, names, descriptions);
+        }
     }
 }
 

@@ -12,10 +12,17 @@
 //! beats one matching a single rare word many times.
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
-//! informative words. A word the catalog has never seen still counts against every tool (it is
-//! as informative as a word can be), unless it is a value (quoted, or with digits); a
-//! capitalised word inside the sentence that the catalog has never seen (a product or service it
-//! does not serve: "a Shopify discount code") counts double. See [`query`].
+//! informative words and, when it covers less than half of them, also scores well. A word the
+//! catalog has never seen counts against every tool at half its IDF (it may only be phrased
+//! differently), unless it is a value (quoted, with digits, or a path, address or identifier);
+//! a capitalised word inside the sentence that the catalog has never seen (a product or service
+//! it does not serve: "a Shopify discount code") counts double its IDF. See [`query`].
+//! Unrelated requests still match a few common words ("create", "list", "folder"); those
+//! carry little IDF, so neither bar is met.
+//!
+//! The tuning (field weights, thresholds, the name bonus) was chosen on the development set in
+//! ../shared/search with `bench/search/run.sh`; every rule is about words and fields in
+//! general, none about that set's sentences.
 //!
 //! **Why no crate ranks.** The `bm25` crate scores one text per document (no fields), keeps
 //! IDF private, and scores a candidate by scanning its token list per query term; tantivy has
@@ -41,11 +48,26 @@ use tokenize::Tokenizer;
 const K1: f32 = 1.2;
 /// How much coverage shapes the score: `score × coverage^COVERAGE_POWER`.
 const COVERAGE_POWER: f32 = 2.0;
-/// The least coverage of a query's informative words for a tool to be a hit.
-const MIN_COVERAGE: f32 = 0.5;
-/// How much an unknown capitalised word (a product the catalog does not serve) counts against
-/// coverage, relative to an unknown plain word.
+/// The least coverage of a query's informative words for a tool to be a hit at all.
+const MIN_COVERAGE: f32 = 0.25;
+/// Below this coverage a tool must also score well: at least `MIN_SCORE` times the IDF of a
+/// word no tool has (so the bar grows with the catalog as IDFs do). Requests that no tool
+/// serves still match a few common words ("create", "list", "folder") and score low.
+const SURE_COVERAGE: f32 = 0.5;
+const MIN_SCORE: f32 = 0.3;
+/// How much a word no tool has counts against coverage, as a share of the IDF such a word
+/// has. A plain word may just be phrased differently from the catalog ("bump", "kanban"), so
+/// it counts for less than its IDF; a capitalised one inside the sentence names a product or
+/// service the catalog does not serve ("a Shopify discount code"), and counts for more.
+const UNKNOWN_WORD_WEIGHT: f32 = 0.5;
 const UNKNOWN_PROPER_WEIGHT: f32 = 2.0;
+/// How much a match only in a tool's parameters counts towards coverage, as a share of one in
+/// its name, toolkit or description.
+const WEAK_MATCH_COVERAGE: f32 = 0.5;
+/// The bonus for a tool whose own name the query covers: `score × (1 + NAME_BONUS × share of
+/// the name's words matched)`. Among siblings (`ListX`, `GetX`, `DeleteX`) it prefers the one
+/// whose name says what was asked and little else.
+const NAME_BONUS: f32 = 1.0;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -72,6 +94,13 @@ pub struct SearchIndex {
     starts: Vec<u32>,
     docs: Vec<u32>,
     weights: Vec<f32>,
+    /// Whether the term occurs in the tool's name, toolkit or description (else only in its
+    /// parameters), per posting.
+    strong: Vec<bool>,
+    /// The terms of each tool's name (`ReposGet` → `repo`, `get`): `name_terms[name_starts[d]..
+    /// name_starts[d + 1]]`.
+    name_starts: Vec<u32>,
+    name_terms: Vec<u32>,
     /// Each tool's toolkit, as a number into `toolkits`.
     toolkit_of: Vec<u32>,
     /// Toolkit names, lowercased.
@@ -91,7 +120,10 @@ impl SearchIndex {
         // Per tool: (term, occurrences per field), and the length of each field in terms.
         let mut counted: Vec<Vec<(u32, [u16; FIELDS])>> = Vec::new();
         let mut lengths: Vec<[u32; FIELDS]> = Vec::new();
+        let mut name_starts: Vec<u32> = Vec::new();
+        let mut name_terms: Vec<u32> = Vec::new();
         for tool in tools {
+            let name_start = name_terms.len();
             let lower = tool.id.toolkit.to_lowercase();
             let next = toolkits.len() as u32;
             let number = *toolkit_numbers.entry(lower.clone()).or_insert_with(|| {
@@ -101,6 +133,7 @@ impl SearchIndex {
             toolkit_of.push(number);
             let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
             let mut length = [0u32; FIELDS];
+            name_starts.push(name_terms.len() as u32);
             for (field, text) in Document::of(tool).texts {
                 let f = field as usize;
                 tokenizer.tokens(&text, false, |token| {
@@ -112,6 +145,9 @@ impl SearchIndex {
                     *slot = slot.saturating_add(1);
                     if !token.joined {
                         length[f] += 1;
+                        if field == Field::Name && !name_terms[name_start..].contains(&term) {
+                            name_terms.push(term);
+                        }
                     }
                 });
             }
@@ -130,7 +166,7 @@ impl SearchIndex {
         }
         // Postings, built term by term from the per-tool counts (tools in order, so each list
         // is sorted by position).
-        let mut per_term: Vec<Vec<(u32, f32)>> = vec![Vec::new(); vocabulary.len()];
+        let mut per_term: Vec<Vec<(u32, f32, bool)>> = vec![Vec::new(); vocabulary.len()];
         for (doc, (counts, length)) in counted.iter().zip(&lengths).enumerate() {
             for (term, tf) in counts {
                 let mut weighted = 0.0;
@@ -148,7 +184,10 @@ impl SearchIndex {
                     weighted += field.weight() * tf[f] as f32 / (1.0 - b + b * relative);
                 }
                 let saturated = weighted * (K1 + 1.0) / (weighted + K1);
-                per_term[*term as usize].push((doc as u32, saturated));
+                let strong = Field::ALL
+                    .iter()
+                    .any(|f| f.is_strong() && tf[*f as usize] > 0);
+                per_term[*term as usize].push((doc as u32, saturated, strong));
             }
         }
         drop(counted);
@@ -156,17 +195,21 @@ impl SearchIndex {
         let mut starts = Vec::with_capacity(per_term.len() + 1);
         let mut docs = Vec::with_capacity(total);
         let mut weights = Vec::with_capacity(total);
+        let mut strong = Vec::with_capacity(total);
         let mut idf = Vec::with_capacity(per_term.len());
         for postings in per_term {
             starts.push(docs.len() as u32);
             let df = postings.len() as f32;
             idf.push(bm25_idf(n, df));
-            for (doc, weight) in postings {
+            for (doc, weight, is_strong) in postings {
                 docs.push(doc);
                 weights.push(weight);
+                strong.push(is_strong);
             }
         }
         starts.push(docs.len() as u32);
+        name_starts.push(name_terms.len() as u32);
+        name_terms.shrink_to_fit();
         vocabulary.shrink_to_fit();
         toolkits.shrink_to_fit();
         toolkit_of.shrink_to_fit();
@@ -177,6 +220,9 @@ impl SearchIndex {
             starts,
             docs,
             weights,
+            strong,
+            name_starts,
+            name_terms,
             toolkit_of,
             toolkits,
             unseen_idf: bm25_idf(n, 0.0),
@@ -218,10 +264,10 @@ impl SearchIndex {
             unit_bits.push((term.term.clone(), bit));
             let idf = number.map_or(self.unseen_idf, |t| self.idf[t as usize]);
             if !term.value {
-                let weight = if number.is_none() && term.proper {
-                    UNKNOWN_PROPER_WEIGHT
-                } else {
-                    1.0
+                let weight = match (number, term.proper) {
+                    (Some(_), _) => 1.0,
+                    (None, false) => UNKNOWN_WORD_WEIGHT,
+                    (None, true) => UNKNOWN_PROPER_WEIGHT,
                 };
                 expected += idf * weight;
                 bit_idf[i] = idf;
@@ -247,12 +293,18 @@ impl SearchIndex {
 
         let n = self.toolkit_of.len();
         let mut score = vec![0.0f32; n];
+        // Bits of the terms each tool matched anywhere, and in its name, toolkit or description.
         let mut mask = vec![0u64; n];
+        let mut strong_mask = vec![0u64; n];
         let mut touched: Vec<u32> = Vec::new();
         for &(term, idf, bits) in &known {
             let range =
                 self.starts[term as usize] as usize..self.starts[term as usize + 1] as usize;
-            for (&doc, &weight) in self.docs[range.clone()].iter().zip(&self.weights[range]) {
+            let postings = self.docs[range.clone()]
+                .iter()
+                .zip(&self.weights[range.clone()])
+                .zip(&self.strong[range]);
+            for ((&doc, &weight), &strong) in postings {
                 let d = doc as usize;
                 if only.is_some_and(|t| self.toolkit_of[d] != t) {
                     continue;
@@ -262,14 +314,19 @@ impl SearchIndex {
                 }
                 score[d] += idf * weight;
                 mask[d] |= bits;
+                if strong {
+                    strong_mask[d] |= bits;
+                }
             }
         }
+        let query_terms: Vec<u32> = known.iter().map(|&(term, _, _)| term).collect();
 
         let mut hits: Vec<Hit> = Vec::new();
         for &doc in &touched {
             let d = doc as usize;
             let coverage = if expected > 0.0 {
-                covered(mask[d], &bit_idf) / expected
+                let weak = covered(mask[d] & !strong_mask[d], &bit_idf);
+                (covered(strong_mask[d], &bit_idf) + WEAK_MATCH_COVERAGE * weak) / expected
             } else {
                 // Only values were asked for: any match is as good as it gets.
                 1.0
@@ -277,9 +334,15 @@ impl SearchIndex {
             if coverage < MIN_COVERAGE {
                 continue;
             }
+            let relevance = score[d]
+                * coverage.powf(COVERAGE_POWER)
+                * (1.0 + NAME_BONUS * self.name_match(d, &query_terms));
+            if coverage < SURE_COVERAGE && relevance < MIN_SCORE * self.unseen_idf {
+                continue;
+            }
             hits.push(Hit {
                 position: d,
-                score: score[d] * coverage.powf(COVERAGE_POWER),
+                score: relevance,
             });
         }
         hits.sort_by(|a, b| {
@@ -289,6 +352,16 @@ impl SearchIndex {
         });
         hits.truncate(limit);
         hits
+    }
+
+    /// The share of tool `d`'s name terms among `query_terms`.
+    fn name_match(&self, d: usize, query_terms: &[u32]) -> f32 {
+        let name = &self.name_terms[self.name_starts[d] as usize..self.name_starts[d + 1] as usize];
+        if name.is_empty() {
+            return 0.0;
+        }
+        let matched = name.iter().filter(|t| query_terms.contains(t)).count();
+        matched as f32 / name.len() as f32
     }
 
     /// Approximate heap bytes held by the index (for the benchmark's memory figure).
@@ -302,6 +375,9 @@ impl SearchIndex {
             + self.starts.capacity() * size_of::<u32>()
             + self.docs.capacity() * size_of::<u32>()
             + self.weights.capacity() * size_of::<f32>()
+            + self.strong.capacity()
+            + self.name_starts.capacity() * size_of::<u32>()
+            + self.name_terms.capacity() * size_of::<u32>()
             + self.toolkit_of.capacity() * size_of::<u32>()
             + self.toolkits.capacity() * size_of::<Box<str>>()
             + self.toolkits.iter().map(|t| t.len()).sum::<usize>()

@@ -29,7 +29,7 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
     for (segment, quoted) in segments(query) {
         let mut first_word = true;
         for word in segment.split_whitespace() {
-            let value = quoted || word.chars().any(|c| c.is_ascii_digit());
+            let value = quoted || looks_like_value(word);
             let capital = word.chars().next().is_some_and(char::is_uppercase);
             // A sentence's first word is capitalised anyway; so is an all-caps value.
             let proper = capital
@@ -50,6 +50,15 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
         }
     }
     out
+}
+
+/// A word with digits, or with punctuation inside it (`host/app01`, `ceo@acme.com`,
+/// `etl_daily`, `order_id=6735`, `conjur:group:devs`): an identifier, path, address or literal
+/// to pass to the tool, not a description of the tool. Hyphens stay words (`low-priority`).
+fn looks_like_value(word: &str) -> bool {
+    let inner = word.trim_matches(|c: char| !c.is_alphanumeric());
+    inner.chars().any(|c| c.is_ascii_digit())
+        || inner.contains(['/', '@', ':', '.', '=', '_', '\\', '#', '?', '&', '%'])
 }
 
 fn push(out: &mut Vec<QueryTerm>, term: String, joined: bool, value: bool, proper: bool) {
@@ -149,5 +158,22 @@ mod tests {
             .map(|t| t.term.as_str())
             .collect();
         assert_eq!(values, ["summer"]);
+    }
+
+    #[test]
+    fn paths_addresses_and_identifiers_are_values() {
+        for word in [
+            "host/app01",
+            "ceo@acme.com",
+            "etl_daily",
+            "order_id=6735",
+            "a:b:c",
+            "v2",
+        ] {
+            assert!(looks_like_value(word), "{word}");
+        }
+        for word in ["low-priority", "issues", "(organization)", "GitHub?"] {
+            assert!(!looks_like_value(word), "{word}");
+        }
     }
 }
