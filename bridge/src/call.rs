@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
 
-use crate::registry::{Catalog, Resolution};
+use crate::registry::{Catalog, Entry, Resolution};
 use crate::rescue::{self, ApiError, Rescued};
 use crate::{requirements, validate};
 
@@ -55,24 +55,7 @@ pub async fn call(
     if request.tool_id.is_empty() {
         return Err(ApiError::MissingToolId);
     }
-    let id: ToolId = request.tool_id.parse()?;
-    // The id without its `@…`: lookup takes a slice of the request and allocates nothing.
-    let name = request.tool_id.split('@').next().unwrap_or_default();
-    let entry = match catalog.resolve(name, id.version) {
-        Resolution::Found(entry) => entry,
-        Resolution::UnknownTool { suggestion } => {
-            return Err(ApiError::UnknownTool {
-                id: request.tool_id,
-                suggestion: suggestion.map(str::to_owned),
-            });
-        }
-        Resolution::UnknownVersion { available } => {
-            return Err(ApiError::UnknownVersion {
-                id: request.tool_id,
-                available,
-            });
-        }
-    };
+    let entry = resolve(catalog, &request.tool_id)?;
     let definition = entry.definition();
     requirements::check(
         &request.tool_id,
@@ -156,6 +139,25 @@ pub async fn call(
         },
         failure,
     })
+}
+
+/// Resolves a requested tool id (with or without `@version`) as the standard says, or the
+/// refusal that names what is wrong with it. Every edge resolves through here.
+pub fn resolve<'c>(catalog: &'c Catalog, tool_id: &str) -> Result<&'c Arc<Entry>, ApiError> {
+    let id: ToolId = tool_id.parse()?;
+    // The id without its `@…`: lookup takes a slice of the request and allocates nothing.
+    let name = tool_id.split('@').next().unwrap_or_default();
+    match catalog.resolve(name, id.version) {
+        Resolution::Found(entry) => Ok(entry),
+        Resolution::UnknownTool { suggestion } => Err(ApiError::UnknownTool {
+            id: tool_id.to_owned(),
+            suggestion: suggestion.map(str::to_owned),
+        }),
+        Resolution::UnknownVersion { available } => Err(ApiError::UnknownVersion {
+            id: tool_id.to_owned(),
+            available,
+        }),
+    }
 }
 
 /// A source's state in words, for the log.

@@ -171,16 +171,6 @@ pub enum Resolution<'a> {
     },
 }
 
-impl Resolution<'_> {
-    /// The served name differing only in case, when the name was not found.
-    pub fn suggestion(&self) -> Option<&str> {
-        match self {
-            Resolution::UnknownTool { suggestion } => *suggestion,
-            _ => None,
-        }
-    }
-}
-
 impl Catalog {
     /// Builds the catalog from each source's tools, in source order.
     pub fn new(sources: Vec<SourceTools>) -> Self {

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use http::HeaderMap;
-use otc_mappings::otc::{CallOutcome, CallToolRequest, ToolDefinition, ToolId};
+use otc_mappings::otc::{CallOutcome, CallToolRequest, ToolDefinition};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::McpSettings;
 use super::credentials;
 use crate::call::{self, Call};
-use crate::registry::{Catalog, Entry, Resolution};
+use crate::registry::{Catalog, Entry};
 use crate::rescue::{ApiError, McpFailure};
 
 /// `search_tools`.
@@ -227,7 +227,7 @@ pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
         Ok(args) => args,
         Err(message) => return invalid(message),
     };
-    let entry = match resolve(catalog, &args.path) {
+    let entry = match call::resolve(catalog, &args.path) {
         Ok(entry) => entry,
         Err(refusal) => return refused(catalog, refusal, &args.path),
     };
@@ -284,7 +284,7 @@ pub async fn call_path(
     path: String,
     arguments: Value,
 ) -> CallToolResult {
-    let context = resolve(catalog, &path)
+    let context = call::resolve(catalog, &path)
         .ok()
         .and_then(|entry| credentials::context(entry, headers));
     let request = CallToolRequest {
@@ -310,16 +310,16 @@ pub async fn call_path(
     match outcome {
         Ok(answer) => match answer.response.outcome {
             CallOutcome::Value(value) => {
-                tracing::info!(tool = %path, ms, "MCP call succeeded");
+                tracing::info!(tool = %crate::rescue::echo(&path), ms, "MCP call succeeded");
                 success(value.unwrap_or(Value::Null))
             }
             CallOutcome::Error(error) => {
-                tracing::info!(tool = %path, ms, cause = answer.failure.as_deref().unwrap_or_default(), "MCP call failed in the tool");
+                tracing::info!(tool = %crate::rescue::echo(&path), ms, cause = answer.failure.as_deref().unwrap_or_default(), "MCP call failed in the tool");
                 failure(McpFailure::from_tool_error(error))
             }
         },
         Err(refusal) => {
-            tracing::info!(tool = %path, ms, status = refusal.status(), detail = refusal.log_detail().unwrap_or_default(), "MCP call refused");
+            tracing::info!(tool = %crate::rescue::echo(&path), ms, status = refusal.status(), detail = refusal.log_detail().unwrap_or_default(), "MCP call refused");
             refused(catalog, refusal, &path)
         }
     }
@@ -354,55 +354,26 @@ fn failure(failed: McpFailure) -> CallToolResult {
     result
 }
 
-/// A refusal before the call, with the closest paths when `path` names no tool.
+/// A refusal before the call, with the closest paths when `path` names no tool: the served
+/// name differing only in case, then what a search for its words finds.
 fn refused(catalog: &Catalog, refusal: ApiError, path: &str) -> CallToolResult {
-    let closest = match refusal {
-        ApiError::UnknownTool { .. } | ApiError::BadToolId(_) | ApiError::MissingToolId => {
-            closest(catalog, path)
-        }
-        _ => Vec::new(),
+    let mut closest: Vec<String> = match &refusal {
+        ApiError::UnknownTool { suggestion, .. } => suggestion.iter().cloned().collect(),
+        ApiError::BadToolId(_) | ApiError::MissingToolId => Vec::new(),
+        _ => return failure(refusal.into_mcp(path, &[])),
     };
-    failure(refusal.into_mcp(path, &closest))
-}
-
-/// The served paths nearest to an unknown `path`: a case-insensitive match first, then what a
-/// search for its words finds.
-fn closest(catalog: &Catalog, path: &str) -> Vec<String> {
     let name = path.split('@').next().unwrap_or_default();
-    let mut paths: Vec<String> = catalog
-        .resolve(name, otc_mappings::otc::VersionSelector::Latest)
-        .suggestion()
-        .map(str::to_owned)
-        .into_iter()
-        .collect();
     let latest = catalog.latest();
     for hit in catalog.search_index().search(name, 3, None) {
         if let Some(entry) = latest.get(hit.position) {
             let id = entry.definition().id.to_string();
-            if !paths.contains(&id) {
-                paths.push(id);
+            if !closest.contains(&id) {
+                closest.push(id);
             }
         }
     }
-    paths.truncate(3);
-    paths
-}
-
-/// Resolves a path as `POST /tools/call` does.
-fn resolve<'c>(catalog: &'c Catalog, path: &str) -> Result<&'c Arc<Entry>, ApiError> {
-    let id: ToolId = path.parse()?;
-    let name = path.split('@').next().unwrap_or_default();
-    match catalog.resolve(name, id.version) {
-        Resolution::Found(entry) => Ok(entry),
-        Resolution::UnknownTool { suggestion } => Err(ApiError::UnknownTool {
-            id: path.to_owned(),
-            suggestion: suggestion.map(str::to_owned),
-        }),
-        Resolution::UnknownVersion { available } => Err(ApiError::UnknownVersion {
-            id: path.to_owned(),
-            available,
-        }),
-    }
+    closest.truncate(3);
+    failure(refusal.into_mcp(path, &closest))
 }
 
 /// What a search result says a tool needs from its caller: requirement ids.

@@ -16,7 +16,6 @@
 //! rendering differs, and failures become results with `isError: true` whose words come from
 //! [`crate::rescue`].
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -177,10 +176,6 @@ impl ServerHandler for CatalogServer {
                 }
             }
         }
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
-        Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
     }
 }
 
