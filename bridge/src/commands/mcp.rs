@@ -10,7 +10,7 @@ use otc_bridge::SharedCatalog;
 use otc_bridge::mcp::{CatalogServer, McpSettings};
 use otc_bridge::run::{Progress, shutdown_signal, spawn_refreshers, start_sources};
 
-use super::serve::stop_all;
+use super::serve::{refuse_half_started, stop_all};
 use crate::cli::McpArgs;
 
 /// Starts the sources, then serves MCP on stdio until the host closes stdin (or a signal).
@@ -30,14 +30,7 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
         })
         .await;
     crate::alloc::enter(crate::alloc::Phase::Serving);
-    let failed = reports.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 && (failed == config.sources.len() || !config.allow_partial) {
-        stop_all(&adapters).await;
-        anyhow::bail!(
-            "{failed} of {} source(s) failed to start (see above); fix them, or pass --allow-partial to serve the others",
-            config.sources.len()
-        );
-    }
+    refuse_half_started(&adapters, &reports, config.allow_partial).await?;
     tracing::info!(
         tools = catalog.len(),
         expose = ?config.settings.mcp_expose,
@@ -45,13 +38,7 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     );
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);
-    let server = CatalogServer::new(
-        catalog,
-        McpSettings {
-            expose: config.settings.mcp_expose,
-            call_timeout: config.settings.call_timeout,
-        },
-    );
+    let server = CatalogServer::new(catalog, McpSettings::from(&config.settings));
     let served = tokio::select! {
         served = otc_bridge::mcp::serve_stdio(server) => served,
         () = shutdown_signal() => Ok(()),

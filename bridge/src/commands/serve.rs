@@ -115,6 +115,28 @@ pub(crate) async fn stop_all(adapters: &[Arc<dyn Adapter>]) {
     futures::future::join_all(adapters.iter().map(|a| a.shutdown())).await;
 }
 
+/// Nothing starts half-configured unless the user asked for it (issue 5): when sources failed
+/// (all of them, or some without `allow_partial`), stops the others and says so.
+pub(crate) async fn refuse_half_started(
+    adapters: &[Arc<dyn Adapter>],
+    reports: &[SourceReport],
+    allow_partial: bool,
+) -> anyhow::Result<()> {
+    let failed = reports.iter().filter(|r| r.error.is_some()).count();
+    if failed > 0 && failed == reports.len() {
+        stop_all(adapters).await;
+        anyhow::bail!("no source could be started; fix the errors above");
+    }
+    if failed > 0 && !allow_partial {
+        stop_all(adapters).await;
+        anyhow::bail!(
+            "{failed} of {} source(s) failed to start (see above); fix them, or pass --allow-partial to serve the others",
+            reports.len()
+        );
+    }
+    Ok(())
+}
+
 /// Starts the sources (printing progress), serves until SIGINT/SIGTERM, then stops the sources.
 pub(crate) async fn run_server(
     listener: tokio::net::TcpListener,
@@ -133,19 +155,7 @@ pub(crate) async fn run_server(
     }
     let (adapters, catalog, reports) = start_sources(sources, &options.build, print_progress).await;
     crate::alloc::enter(crate::alloc::Phase::Serving);
-    let failed = reports.iter().filter(|r| r.error.is_some()).count();
-    // Nothing starts half-configured unless the user asked for it (issue 5).
-    if failed > 0 && failed == sources.len() {
-        stop_all(&adapters).await;
-        anyhow::bail!("no source could be started; fix the errors above");
-    }
-    if failed > 0 && !options.allow_partial {
-        stop_all(&adapters).await;
-        anyhow::bail!(
-            "{failed} of {} source(s) failed to start (see above); fix them, or pass --allow-partial to serve the others",
-            sources.len()
-        );
-    }
+    refuse_half_started(&adapters, &reports, options.allow_partial).await?;
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);

@@ -56,6 +56,15 @@ pub struct McpSettings {
     pub call_timeout: Duration,
 }
 
+impl From<&crate::server::ServerSettings> for McpSettings {
+    fn from(settings: &crate::server::ServerSettings) -> Self {
+        Self {
+            expose: settings.mcp_expose,
+            call_timeout: settings.call_timeout,
+        }
+    }
+}
+
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are
 /// parsed when asked for, so one request holds a bounded part of a large catalog.
 const PAGE_SIZE: usize = 500;

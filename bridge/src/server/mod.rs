@@ -128,10 +128,7 @@ pub fn app(state: AppState) -> Router {
     let mcp = crate::mcp::http_service(
         crate::mcp::CatalogServer::new(
             state.catalog().clone(),
-            crate::mcp::McpSettings {
-                expose: settings.mcp_expose,
-                call_timeout: settings.call_timeout,
-            },
+            crate::mcp::McpSettings::from(settings),
         ),
         settings.max_body_bytes,
     );

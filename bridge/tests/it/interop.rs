@@ -17,6 +17,19 @@ fn python() -> Option<PathBuf> {
     Some(python)
 }
 
+/// Runs `command` to the end and returns its stdout; fails the test, with both outputs, unless
+/// it succeeded.
+async fn succeeded(mut command: tokio::process::Command, what: &str) -> String {
+    let out = command.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 #[tokio::test]
 async fn the_oxp_python_client_works_against_the_bridge() {
     let Some(python) = python() else { return };
@@ -25,19 +38,11 @@ async fn the_oxp_python_client_works_against_the_bridge() {
         &[],
     );
     let url = demo.url().await;
-    let script = repo_root().join("tests/interop/oxp_client.py");
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .arg(&url)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "oxp client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut client = tokio::process::Command::new(python);
+    client
+        .arg(repo_root().join("tests/interop/oxp_client.py"))
+        .arg(&url);
+    let stdout = succeeded(client, "oxp client").await;
     assert!(stdout.contains("oxp interop: ok"), "{stdout}");
     demo.interrupt().await;
 }
@@ -51,18 +56,11 @@ async fn the_official_mcp_conformance_suite_passes_against_post_mcp() {
     };
     let mut demo = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);
     let url = demo.url().await;
-    let out = tokio::process::Command::new(repo_root().join("scripts/mcp-conformance.sh"))
+    let mut suite = tokio::process::Command::new(repo_root().join("scripts/mcp-conformance.sh"));
+    suite
         .arg(format!("{url}/mcp"))
-        .env("OTC_CORPUS_DIR", &corpus)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "conformance failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .env("OTC_CORPUS_DIR", &corpus);
+    let stdout = succeeded(suite, "conformance").await;
     for scenario in [
         "server-initialize",
         "ping",
@@ -82,20 +80,13 @@ async fn python_mcp(
     args: &[&str],
     script: &serde_json::Value,
 ) -> Vec<serde_json::Value> {
-    let out = tokio::process::Command::new(python)
+    let mut client = tokio::process::Command::new(python);
+    client
         .arg(repo_root().join("tests/interop/mcp_client.py"))
         .args(args)
-        .arg(script.to_string())
-        .output()
+        .arg(script.to_string());
+    succeeded(client, "mcp client")
         .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "mcp client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect()
