@@ -21,7 +21,8 @@ use anyhow::Context as _;
 use otc_bridge::run::start_sources;
 use otc_bridge::search::SearchIndex;
 use otc_bridge::sources::{Source, SourceFlag, SourceKind, make_names_unique};
-use otc_mappings::otc::{Dialect, ToolDefinition, ToolId};
+use otc_mappings::MappedTool;
+use otc_mappings::otc::{Dialect, ToolId};
 use serde::Deserialize;
 
 /// Where calls would go; nothing is called (the sources are only listed), as in bench/catalog.py.
@@ -60,6 +61,8 @@ struct Args {
     queries: PathBuf,
     scale: Option<usize>,
     misses: bool,
+    /// Rank this one request and print the top ten with scores, instead of the query set.
+    query: Option<String>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -67,6 +70,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut queries = None;
     let mut scale = None;
     let mut misses = false;
+    let mut query = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -74,6 +78,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--queries" => queries = args.next().map(PathBuf::from),
             "--scale" => scale = Some(args.next().context("--scale N")?.parse()?),
             "--misses" => misses = true,
+            "--query" => query = Some(args.next().context("--query TEXT")?),
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
@@ -82,6 +87,7 @@ fn parse_args() -> anyhow::Result<Args> {
         queries: queries.context("--queries PATH is required")?,
         scale,
         misses,
+        query,
     })
 }
 
@@ -141,7 +147,15 @@ fn main() -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
 
-    let tools = highest_versions(catalog.definitions());
+    // The highest version of each tool, in catalog order: what the MCP layer indexes.
+    let tools: Vec<MappedTool> = catalog.latest().iter().map(|e| (*e.tool).clone()).collect();
+    if let Some(query) = &args.query {
+        for hit in catalog.search_index().search(query, 10, None) {
+            let id = &tools[hit.position].definition.id;
+            println!("{:8.3}  {}.{}", hit.score, id.toolkit, id.tool);
+        }
+        return Ok(());
+    }
     evaluate(&tools, &query_set.queries, list.0, args.misses);
 
     if let Some(scale) = args.scale {
@@ -155,39 +169,23 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The highest version of each `Toolkit.Tool`, in catalog order (what the MCP layer indexes).
-fn highest_versions<'a>(all: impl Iterator<Item = &'a ToolDefinition>) -> Vec<ToolDefinition> {
-    let mut best: BTreeMap<(String, String), (usize, ToolDefinition)> = BTreeMap::new();
-    for (n, def) in all.enumerate() {
-        let key = (def.id.toolkit.clone(), def.id.tool.clone());
-        match best.get(&key) {
-            Some((_, kept)) if kept.version >= def.version => {}
-            _ => {
-                best.insert(key, (n, def.clone()));
-            }
-        }
-    }
-    let mut kept: Vec<(usize, ToolDefinition)> = best.into_values().collect();
-    kept.sort_by_key(|(n, _)| *n);
-    kept.into_iter().map(|(_, def)| def).collect()
-}
-
 /// `tools` grown to `target` with copies whose toolkit is renamed (`Jira` → `JiraCopy1`): the
 /// same vocabulary and length distribution as the corpus, with twice the postings per term,
 /// which is the costly direction for latency. Hit rates on it are not meaningful (each expected
 /// tool has a twin in another toolkit).
-fn synthetic(tools: &[ToolDefinition], target: usize) -> Vec<ToolDefinition> {
+fn synthetic(tools: &[MappedTool], target: usize) -> Vec<MappedTool> {
     let mut out = tools.to_vec();
     let mut round = 1;
     while out.len() < target && !tools.is_empty() {
-        for def in tools {
+        for tool in tools {
             if out.len() >= target {
                 break;
             }
-            let mut copy = def.clone();
+            let mut copy = tool.clone();
+            let def = &tool.definition;
             let toolkit = format!("{}Copy{round}", def.id.toolkit);
-            copy.name = format!("{toolkit}_{}", def.id.tool);
-            copy.id = ToolId::exact(toolkit, def.id.tool.clone(), def.version);
+            copy.definition.name = format!("{toolkit}_{}", def.id.tool);
+            copy.definition.id = ToolId::exact(toolkit, def.id.tool.clone(), def.version);
             out.push(copy);
         }
         round += 1;
@@ -203,7 +201,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-fn evaluate(tools: &[ToolDefinition], queries: &[Query], list_bytes: usize, misses: bool) {
+fn evaluate(tools: &[MappedTool], queries: &[Query], list_bytes: usize, misses: bool) {
     let started = Instant::now();
     let index = SearchIndex::build(tools);
     let build = started.elapsed();
@@ -224,7 +222,7 @@ fn evaluate(tools: &[ToolDefinition], queries: &[Query], list_bytes: usize, miss
 
     let ids: Vec<String> = tools
         .iter()
-        .map(|t| format!("{}.{}", t.id.toolkit, t.id.tool))
+        .map(|t| format!("{}.{}", t.definition.id.toolkit, t.definition.id.tool))
         .collect();
     let known: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     let unservable = queries

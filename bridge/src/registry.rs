@@ -345,7 +345,7 @@ impl Catalog {
     /// use: a few milliseconds per thousand tools.
     pub fn search_index(&self) -> &SearchIndex {
         self.search
-            .get_or_init(|| SearchIndex::build(self.latest.iter().map(|e| e.definition())))
+            .get_or_init(|| SearchIndex::build(self.latest.iter().map(|e| &*e.tool)))
     }
 
     /// The highest version of the tool whose OTC `name` is `name`.

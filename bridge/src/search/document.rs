@@ -3,9 +3,12 @@
 //! weight (see [`Field::weight`]) and its own length normalisation.
 
 use indexmap::IndexMap;
-use otc_mappings::otc::ToolDefinition;
+use otc_mappings::{MappedTool, Target};
 use serde::Deserialize;
 use serde_json::Value;
+
+use super::action::{self, Actions};
+use super::tokenize::split_identifier;
 
 /// The searched fields of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,14 +75,16 @@ impl Field {
 const MAX_DEPTH: usize = 2;
 const MAX_PROPERTIES: usize = 64;
 
-/// A tool's text, field by field.
+/// A tool's text, field by field, and what it does.
 pub(crate) struct Document {
     pub(crate) texts: Vec<(Field, String)>,
+    pub(crate) actions: Actions,
 }
 
 impl Document {
     /// Reads the searched text of `tool`.
-    pub(crate) fn of(tool: &ToolDefinition) -> Self {
+    pub(crate) fn of(mapped: &MappedTool) -> Self {
+        let tool = &mapped.definition;
         let mut texts = vec![
             (Field::Toolkit, tool.id.toolkit.clone()),
             (Field::Name, tool.id.tool.clone()),
@@ -93,7 +98,12 @@ impl Document {
         let (names, descriptions) = parameters(tool.input_schema.as_str());
         texts.push((Field::ParamNames, names));
         texts.push((Field::ParamDescriptions, descriptions));
-        Self { texts }
+        let operation = match &mapped.target {
+            Target::Http(plan) => Some((plan.method.as_str(), plan.path.as_str())),
+            Target::Named { .. } => None,
+        };
+        let actions = action::of_tool(operation, split_identifier(&tool.id.tool));
+        Self { texts, actions }
     }
 }
 
@@ -118,6 +128,9 @@ fn parameters(schema: &str) -> (String, String) {
 #[serde(default)]
 struct Shape {
     description: Option<String>,
+    /// Allowed values say what a tool filters by (`status`: `pending`, `sold`).
+    #[serde(rename = "enum")]
+    allowed: Vec<Value>,
     properties: IndexMap<String, Shape>,
     items: Option<Box<Shape>>,
 }
@@ -144,6 +157,7 @@ impl Shape {
                 descriptions.push_str(text);
                 descriptions.push('\n');
             }
+            push_allowed(&prop.allowed, descriptions);
             prop.collect(depth + 1, budget, names, descriptions);
         }
         if let Some(items) = &self.items {
@@ -179,6 +193,9 @@ fn properties(
                 descriptions.push_str(text);
                 descriptions.push('\n');
             }
+            if let Some(Value::Array(allowed)) = prop.get("enum") {
+                push_allowed(allowed, descriptions);
+            }
             properties(prop, depth + 1, budget, names, descriptions);
         }
     }
@@ -191,5 +208,25 @@ fn properties(
                 properties(branch, depth, budget, names, descriptions);
             }
         }
+    }
+}
+
+/// How many of a parameter's allowed values are read: a long enum (every country, every
+/// currency) would drown the parameter's description.
+const MAX_ALLOWED: usize = 12;
+
+/// Appends a parameter's allowed string values to its description text.
+fn push_allowed(allowed: &[Value], descriptions: &mut String) {
+    if allowed.len() > MAX_ALLOWED {
+        return;
+    }
+    for value in allowed {
+        if let Value::String(text) = value {
+            descriptions.push_str(text);
+            descriptions.push(' ');
+        }
+    }
+    if !allowed.is_empty() {
+        descriptions.push('\n');
     }
 }

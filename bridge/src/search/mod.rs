@@ -11,6 +11,14 @@
 //! informative (IDF-weighted) words the tool matches, so a tool matching most of what was asked
 //! beats one matching a single rare word many times.
 //!
+//! **Other words for the same thing.** A request's word also matches its synonyms in general
+//! API vocabulary ("remove" → "delete", "sign in" → "login", "allow list" → "whitelist"; see
+//! [`synonyms`]), as weaker evidence than the word itself. **What the tool does.** Siblings
+//! that share every noun (`ListJobs`, `GetJob`, `CreateJob`) are told apart by their action
+//! (from the HTTP method and path, or the verbs of an MCP tool's name) against what the request
+//! asks ("… by id", "every …", "remove …"; see [`action`]). Parameters' allowed values are
+//! indexed with their descriptions ("pending or sold" finds a `status` filter).
+//!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
 //! informative words and, when it covers less than half of them, also scores well. A word the
 //! catalog has never seen counts against every tool at half its IDF (it may only be phrased
@@ -30,8 +38,10 @@
 //! none threshold need), and it alone took four minutes to build in release on two cores. The
 //! ranker here is a few hundred lines over flat posting arrays; stemming is `rust-stemmers`.
 
+mod action;
 mod document;
 mod query;
+mod synonyms;
 mod tokenize;
 
 #[cfg(test)]
@@ -39,9 +49,11 @@ mod tests;
 
 use std::collections::HashMap;
 
-use otc_mappings::otc::ToolDefinition;
+use otc_mappings::MappedTool;
 
+use action::Actions;
 use document::{Document, FIELDS, Field};
+use query::QueryTerm;
 use tokenize::Tokenizer;
 
 /// BM25's term-frequency saturation.
@@ -54,13 +66,13 @@ const MIN_COVERAGE: f32 = 0.25;
 /// word no tool has (so the bar grows with the catalog as IDFs do). Requests that no tool
 /// serves still match a few common words ("create", "list", "folder") and score low.
 const SURE_COVERAGE: f32 = 0.5;
-const MIN_SCORE: f32 = 0.3;
+const MIN_SCORE: f32 = 0.32;
 /// How much a word no tool has counts against coverage, as a share of the IDF such a word
 /// has. A plain word may just be phrased differently from the catalog ("bump", "kanban"), so
 /// it counts for less than its IDF; a capitalised one inside the sentence names a product or
 /// service the catalog does not serve ("a Shopify discount code"), and counts for more.
 const UNKNOWN_WORD_WEIGHT: f32 = 0.5;
-const UNKNOWN_PROPER_WEIGHT: f32 = 2.0;
+const UNKNOWN_PROPER_WEIGHT: f32 = 3.0;
 /// How much a match only in a tool's parameters counts towards coverage, as a share of one in
 /// its name, toolkit or description.
 const WEAK_MATCH_COVERAGE: f32 = 0.5;
@@ -68,6 +80,15 @@ const WEAK_MATCH_COVERAGE: f32 = 0.5;
 /// the name's words matched)`. Among siblings (`ListX`, `GetX`, `DeleteX`) it prefers the one
 /// whose name says what was asked and little else.
 const NAME_BONUS: f32 = 1.0;
+/// How much a synonym of a request's word counts, as a share of the word itself.
+const SYNONYM_WEIGHT: f32 = 0.6;
+/// The bonus for a tool that does what the request asks (lists, reads one, creates, updates,
+/// deletes; see [`action`]): `score × (1 + ACTION_BONUS)`, and the cost for one that does
+/// something else (`score × (1 - ACTION_PENALTY)`). They reorder siblings that share every
+/// noun; they are too small to lift a tool that matches little else, and apply only once the
+/// relevance gate is passed.
+const ACTION_BONUS: f32 = 0.3;
+const ACTION_PENALTY: f32 = 0.2;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -103,6 +124,8 @@ pub struct SearchIndex {
     name_terms: Vec<u32>,
     /// Each tool's toolkit, as a number into `toolkits`.
     toolkit_of: Vec<u32>,
+    /// What each tool does ([`action`]).
+    actions: Vec<Actions>,
     /// Toolkit names, lowercased.
     toolkits: Vec<Box<str>>,
     /// The IDF of a term no tool has.
@@ -111,12 +134,13 @@ pub struct SearchIndex {
 
 impl SearchIndex {
     /// Indexes `tools` in iteration order; [`Hit::position`] refers to that order.
-    pub fn build<'a>(tools: impl IntoIterator<Item = &'a ToolDefinition>) -> Self {
+    pub fn build<'a>(tools: impl IntoIterator<Item = &'a MappedTool>) -> Self {
         let tokenizer = Tokenizer::default();
         let mut vocabulary: HashMap<Box<str>, u32> = HashMap::new();
         let mut toolkit_numbers: HashMap<String, u32> = HashMap::new();
         let mut toolkits: Vec<Box<str>> = Vec::new();
         let mut toolkit_of = Vec::new();
+        let mut actions = Vec::new();
         // Per tool: (term, occurrences per field), and the length of each field in terms.
         let mut counted: Vec<Vec<(u32, [u16; FIELDS])>> = Vec::new();
         let mut lengths: Vec<[u32; FIELDS]> = Vec::new();
@@ -124,7 +148,7 @@ impl SearchIndex {
         let mut name_terms: Vec<u32> = Vec::new();
         for tool in tools {
             let name_start = name_terms.len();
-            let lower = tool.id.toolkit.to_lowercase();
+            let lower = tool.definition.id.toolkit.to_lowercase();
             let next = toolkits.len() as u32;
             let number = *toolkit_numbers.entry(lower.clone()).or_insert_with(|| {
                 toolkits.push(lower.into_boxed_str());
@@ -134,7 +158,9 @@ impl SearchIndex {
             let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
             let mut length = [0u32; FIELDS];
             name_starts.push(name_terms.len() as u32);
-            for (field, text) in Document::of(tool).texts {
+            let document = Document::of(tool);
+            actions.push(document.actions);
+            for (field, text) in document.texts {
                 let f = field as usize;
                 tokenizer.tokens(&text, false, |token| {
                     let next = vocabulary.len() as u32;
@@ -224,6 +250,7 @@ impl SearchIndex {
             name_starts,
             name_terms,
             toolkit_of,
+            actions,
             toolkits,
             unseen_idf: bm25_idf(n, 0.0),
         }
@@ -251,29 +278,49 @@ impl SearchIndex {
         // cover. Bit `i` of a tool's mask: it matched term `i`.
         let mut terms = query::terms(&self.tokenizer, query);
         terms.truncate(MAX_QUERY_TERMS);
-        let mut known: Vec<(u32, f32, u64)> = Vec::new(); // (term, idf, bits it covers)
+        let unit_bits: Vec<(&str, u64)> = terms
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.joined)
+            .map(|(i, t)| (t.term.as_str(), 1u64 << i))
+            .collect();
+        let synonyms = self.synonyms_of(query, &terms, &unit_bits);
+        let mut known: Vec<Known> = Vec::new();
         let mut expected = 0.0f32; // IDF mass of the expected (non-value) words
         let mut bit_idf = [0.0f32; MAX_QUERY_TERMS];
-        let mut unit_bits: Vec<(String, u64)> = Vec::new();
         for (i, term) in terms.iter().enumerate() {
-            let bit = 1u64 << i;
-            let number = self.vocabulary.get(term.term.as_str()).copied();
             if term.joined {
                 continue;
             }
-            unit_bits.push((term.term.clone(), bit));
-            let idf = number.map_or(self.unseen_idf, |t| self.idf[t as usize]);
+            let bit = 1u64 << i;
+            let mut number = self.vocabulary.get(term.term.as_str()).copied();
+            // A product or service the catalog serves is named by a toolkit, a tool or a
+            // description; one that only a parameter mentions (a `provider` enum listing
+            // `bitbucket`) is not served.
+            if term.proper && number.is_some_and(|t| !self.is_strong_anywhere(t)) {
+                number = None;
+            }
+            // A word the catalog lacks but has a synonym of is as informative as the synonym.
+            let synonym_idf = synonyms
+                .iter()
+                .filter(|&&(_, bits)| bits & bit != 0)
+                .map(|&(t, _)| self.idf[t as usize])
+                .reduce(f32::max);
+            let idf = number
+                .map(|t| self.idf[t as usize])
+                .or(synonym_idf)
+                .unwrap_or(self.unseen_idf);
             if !term.value {
-                let weight = match (number, term.proper) {
+                let weight = match (number.or(synonym_idf.map(|_| 0)), term.proper) {
                     (Some(_), _) => 1.0,
                     (None, false) => UNKNOWN_WORD_WEIGHT,
                     (None, true) => UNKNOWN_PROPER_WEIGHT,
                 };
                 expected += idf * weight;
-                bit_idf[i] = idf;
+                bit_idf[i] = idf * weight;
             }
-            if let Some(t) = number {
-                known.push((t, idf, bit));
+            if let Some(term) = number {
+                known.push(Known::word(term, idf, bit));
             }
         }
         // A joined term covers the words it joins, when the index has it.
@@ -285,7 +332,15 @@ impl SearchIndex {
             if bits == 0 {
                 continue;
             }
-            known.push((number, self.idf[number as usize], bits));
+            known.push(Known::word(number, self.idf[number as usize], bits));
+        }
+        for &(term, bits) in &synonyms {
+            known.push(Known {
+                term,
+                idf: self.idf[term as usize] * SYNONYM_WEIGHT,
+                bits,
+                synonym: true,
+            });
         }
         if known.is_empty() {
             return Vec::new();
@@ -296,8 +351,17 @@ impl SearchIndex {
         // Bits of the terms each tool matched anywhere, and in its name, toolkit or description.
         let mut mask = vec![0u64; n];
         let mut strong_mask = vec![0u64; n];
+        // Bits of the terms each tool matched only by a synonym.
+        let mut synonym_mask = vec![0u64; n];
         let mut touched: Vec<u32> = Vec::new();
-        for &(term, idf, bits) in &known {
+        // Words first, then synonyms: a synonym scores only for a tool that lacks the word.
+        for &Known {
+            term,
+            idf,
+            bits,
+            synonym,
+        } in &known
+        {
             let range =
                 self.starts[term as usize] as usize..self.starts[term as usize + 1] as usize;
             let postings = self.docs[range.clone()]
@@ -309,24 +373,36 @@ impl SearchIndex {
                 if only.is_some_and(|t| self.toolkit_of[d] != t) {
                     continue;
                 }
-                if mask[d] == 0 {
+                if mask[d] == 0 && synonym_mask[d] == 0 {
                     touched.push(doc);
                 }
-                score[d] += idf * weight;
-                mask[d] |= bits;
-                if strong {
-                    strong_mask[d] |= bits;
+                if synonym {
+                    if (mask[d] | synonym_mask[d]) & bits != 0 {
+                        continue;
+                    }
+                    synonym_mask[d] |= bits;
+                } else {
+                    mask[d] |= bits;
+                    if strong {
+                        strong_mask[d] |= bits;
+                    }
                 }
+                score[d] += idf * weight;
             }
         }
-        let query_terms: Vec<u32> = known.iter().map(|&(term, _, _)| term).collect();
+        let query_terms: Vec<u32> = known.iter().map(|k| k.term).collect();
+        let wanted = action::of_query(query);
 
         let mut hits: Vec<Hit> = Vec::new();
         for &doc in &touched {
             let d = doc as usize;
             let coverage = if expected > 0.0 {
                 let weak = covered(mask[d] & !strong_mask[d], &bit_idf);
-                (covered(strong_mask[d], &bit_idf) + WEAK_MATCH_COVERAGE * weak) / expected
+                let synonyms = covered(synonym_mask[d] & !mask[d], &bit_idf);
+                (covered(strong_mask[d], &bit_idf)
+                    + WEAK_MATCH_COVERAGE * weak
+                    + SYNONYM_WEIGHT * synonyms)
+                    / expected
             } else {
                 // Only values were asked for: any match is as good as it gets.
                 1.0
@@ -334,11 +410,16 @@ impl SearchIndex {
             if coverage < MIN_COVERAGE {
                 continue;
             }
-            let relevance = score[d]
+            let mut relevance = score[d]
                 * coverage.powf(COVERAGE_POWER)
                 * (1.0 + NAME_BONUS * self.name_match(d, &query_terms));
             if coverage < SURE_COVERAGE && relevance < MIN_SCORE * self.unseen_idf {
                 continue;
+            }
+            if self.actions[d] & wanted != 0 {
+                relevance *= 1.0 + ACTION_BONUS;
+            } else if wanted != 0 && self.actions[d] != 0 {
+                relevance *= 1.0 - ACTION_PENALTY;
             }
             hits.push(Hit {
                 position: d,
@@ -354,14 +435,61 @@ impl SearchIndex {
         hits
     }
 
-    /// The share of tool `d`'s name terms among `query_terms`.
+    /// The synonyms of the request's words that the index has (and the request does not say
+    /// itself), each with the bits of the words it stands for.
+    fn synonyms_of(
+        &self,
+        query: &str,
+        terms: &[QueryTerm],
+        units: &[(&str, u64)],
+    ) -> Vec<(u32, u64)> {
+        let words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| self.tokenizer.stem(w))
+            .collect();
+        let mut out = Vec::new();
+        for (synonym, at) in synonyms::synonyms().expand(&words) {
+            let Some(&number) = self.vocabulary.get(synonym) else {
+                continue;
+            };
+            if terms.iter().any(|t| t.term == synonym) {
+                continue;
+            }
+            let bits = at.iter().fold(0, |bits, &p| {
+                bits | units
+                    .iter()
+                    .find(|(term, _)| *term == words[p])
+                    .map_or(0, |&(_, bit)| bit)
+            });
+            if bits != 0 {
+                out.push((number, bits));
+            }
+        }
+        out
+    }
+
+    /// Whether term `t` occurs in some tool's name, toolkit or description.
+    fn is_strong_anywhere(&self, t: u32) -> bool {
+        self.strong[self.starts[t as usize] as usize..self.starts[t as usize + 1] as usize]
+            .iter()
+            .any(|&s| s)
+    }
+
+    /// The share of tool `d`'s name among `query_terms`, by IDF: a name word the request did
+    /// not say (`Reactions` in `ReactionsListForPullRequestReviewComment`) says the tool is
+    /// about something else, the more so the rarer it is.
     fn name_match(&self, d: usize, query_terms: &[u32]) -> f32 {
         let name = &self.name_terms[self.name_starts[d] as usize..self.name_starts[d + 1] as usize];
-        if name.is_empty() {
-            return 0.0;
+        let (mut matched, mut total) = (0.0, 0.0);
+        for &t in name {
+            let idf = self.idf[t as usize];
+            total += idf;
+            if query_terms.contains(&t) {
+                matched += idf;
+            }
         }
-        let matched = name.iter().filter(|t| query_terms.contains(t)).count();
-        matched as f32 / name.len() as f32
+        if total > 0.0 { matched / total } else { 0.0 }
     }
 
     /// Approximate heap bytes held by the index (for the benchmark's memory figure).
@@ -379,8 +507,31 @@ impl SearchIndex {
             + self.name_starts.capacity() * size_of::<u32>()
             + self.name_terms.capacity() * size_of::<u32>()
             + self.toolkit_of.capacity() * size_of::<u32>()
+            + self.actions.capacity() * size_of::<Actions>()
             + self.toolkits.capacity() * size_of::<Box<str>>()
             + self.toolkits.iter().map(|t| t.len()).sum::<usize>()
+    }
+}
+
+/// A query term the index has, and the query words it stands for.
+#[derive(Debug, Clone, Copy)]
+struct Known {
+    term: u32,
+    idf: f32,
+    /// Bit `i`: it stands for the query's term `i` (several for a joined term or a phrase).
+    bits: u64,
+    /// A synonym of the query's words rather than one of them.
+    synonym: bool,
+}
+
+impl Known {
+    fn word(term: u32, idf: f32, bits: u64) -> Self {
+        Self {
+            term,
+            idf,
+            bits,
+            synonym: false,
+        }
     }
 }
 
@@ -403,12 +554,12 @@ fn covered(mask: u64, bit_idf: &[f32; MAX_QUERY_TERMS]) -> f32 {
 
 /// The bits of the two words a joined term is made of (`petstore` = `pet` + `store`), found as
 /// a prefix and the rest among the query's single terms; 0 when it is not two of them.
-fn joined_parts(joined: &str, units: &[(String, u64)]) -> u64 {
+fn joined_parts(joined: &str, units: &[(&str, u64)]) -> u64 {
     for (first, a) in units {
-        if let Some(rest) = joined.strip_prefix(first.as_str()) {
+        if let Some(rest) = joined.strip_prefix(first) {
             // Stemming may cut the joined word's end (`petstore` → `petstor`).
             let second = units.iter().find(|(second, _)| {
-                !rest.is_empty() && (rest.starts_with(second.as_str()) || second.starts_with(rest))
+                !rest.is_empty() && (rest.starts_with(second) || second.starts_with(rest))
             });
             if let Some((_, b)) = second {
                 return a | b;

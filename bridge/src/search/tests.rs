@@ -1,16 +1,12 @@
 use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
+use otc_mappings::{MappedTool, Target};
 use serde_json::json;
 
 use super::tokenize::{Tokenizer, split_identifier};
 use super::*;
 
-fn tool(
-    toolkit: &str,
-    name: &str,
-    description: &str,
-    params: &serde_json::Value,
-) -> ToolDefinition {
-    ToolDefinition {
+fn tool(toolkit: &str, name: &str, description: &str, params: &serde_json::Value) -> MappedTool {
+    let definition = ToolDefinition {
         id: ToolId::exact(toolkit, name, ToolVersion::new(1, 0, 0)),
         name: format!("{toolkit}_{name}"),
         description: description.to_owned(),
@@ -18,10 +14,17 @@ fn tool(
         input_schema: json!({"type": "object", "properties": params}).into(),
         output_schema: None,
         requirements: None,
+    };
+    MappedTool {
+        definition,
+        target: Target::Named {
+            name: name.to_owned(),
+        },
+        destructive: false,
     }
 }
 
-fn catalog() -> Vec<ToolDefinition> {
+fn catalog() -> Vec<MappedTool> {
     vec![
         tool(
             "GitHub",
@@ -65,14 +68,14 @@ fn catalog() -> Vec<ToolDefinition> {
     ]
 }
 
-fn ids(index: &SearchIndex, tools: &[ToolDefinition], query: &str) -> Vec<String> {
+fn ids(index: &SearchIndex, tools: &[MappedTool], query: &str) -> Vec<String> {
     index
         .search(query, 10, None)
         .iter()
         .map(|h| {
             format!(
                 "{}.{}",
-                tools[h.position].id.toolkit, tools[h.position].id.tool
+                tools[h.position].definition.id.toolkit, tools[h.position].definition.id.tool
             )
         })
         .collect()
@@ -142,6 +145,7 @@ fn an_exact_id_or_name_ranks_that_tool_first() {
     let tools = catalog();
     let index = SearchIndex::build(&tools);
     for tool in &tools {
+        let tool = &tool.definition;
         let id = format!("{}.{}", tool.id.toolkit, tool.id.tool);
         assert_eq!(ids(&index, &tools, &id).first(), Some(&id), "query {id}");
         assert_eq!(
@@ -201,12 +205,15 @@ fn the_toolkit_filter_keeps_only_that_toolkit() {
     let index = SearchIndex::build(&tools);
     let hits = index.search("create issue", 10, Some("jira"));
     assert!(!hits.is_empty());
-    assert!(hits.iter().all(|h| tools[h.position].id.toolkit == "Jira"));
+    assert!(
+        hits.iter()
+            .all(|h| tools[h.position].definition.id.toolkit == "Jira")
+    );
     let hits = index.search("create issue", 10, Some("GITHUB"));
     assert!(!hits.is_empty());
     assert!(
         hits.iter()
-            .all(|h| tools[h.position].id.toolkit == "GitHub")
+            .all(|h| tools[h.position].definition.id.toolkit == "GitHub")
     );
     assert!(index.search("create issue", 10, Some("Gitlab")).is_empty());
 }
@@ -240,4 +247,78 @@ fn an_empty_catalog_finds_nothing_and_holds_little() {
 fn index_is_send_and_sync() {
     fn check<T: Send + Sync + std::fmt::Debug>() {}
     check::<SearchIndex>();
+}
+
+fn http(tool: MappedTool, method: &str, path: &str) -> MappedTool {
+    let plan = otc_mappings::openapi::RequestPlan {
+        operation: format!("{method} {path}"),
+        method: method.to_owned(),
+        path: path.to_owned(),
+        server_url: None,
+        params: Vec::new(),
+        body: None,
+        security: Vec::new(),
+        accept: Vec::new(),
+        operation_id: None,
+        tags: Vec::new(),
+    };
+    MappedTool {
+        target: Target::Http(std::sync::Arc::new(plan)),
+        ..tool
+    }
+}
+
+#[test]
+fn a_synonym_finds_the_tool_that_says_it_otherwise() {
+    let mut tools = catalog();
+    tools.push(tool(
+        "SwaggerPetstore",
+        "DeletePet",
+        "Deletes a pet.",
+        &json!({"petId": {"type": "integer"}}),
+    ));
+    let index = SearchIndex::build(&tools);
+    let found = ids(&index, &tools, "remove pet 10 from the pet store");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("SwaggerPetstore.DeletePet")
+    );
+    let found = ids(&index, &tools, "sign in");
+    assert!(found.is_empty(), "no login tool here: {found:?}");
+}
+
+#[test]
+fn what_the_request_asks_orders_siblings() {
+    let mut tools = catalog();
+    tools.extend([
+        http(
+            tool("Jobs", "ListComplianceJobs", "Compliance jobs.", &json!({})),
+            "GET",
+            "/compliance/jobs",
+        ),
+        http(
+            tool("Jobs", "GetComplianceJob", "Compliance job.", &json!({})),
+            "GET",
+            "/compliance/jobs/{id}",
+        ),
+        http(
+            tool("Jobs", "CreateComplianceJob", "Compliance job.", &json!({})),
+            "POST",
+            "/compliance/jobs",
+        ),
+    ]);
+    let index = SearchIndex::build(&tools);
+    let first = |q: &str| ids(&index, &tools, q).into_iter().next();
+    assert_eq!(
+        first("compliance job by id").as_deref(),
+        Some("Jobs.GetComplianceJob")
+    );
+    assert_eq!(
+        first("every compliance job").as_deref(),
+        Some("Jobs.ListComplianceJobs")
+    );
+    assert_eq!(
+        first("make a compliance job").as_deref(),
+        Some("Jobs.CreateComplianceJob")
+    );
 }

@@ -90,6 +90,11 @@ impl Tokenizer {
         }
     }
 
+    /// One word, lowercased and stemmed, whatever it is (no splitting, no stop words).
+    pub(crate) fn stem(&self, word: &str) -> String {
+        self.stemmer.stem(&word.to_lowercase()).into_owned()
+    }
+
     /// The terms of `text` as a list (tests and queries).
     pub(crate) fn collect(&self, text: &str, join_words: bool) -> Vec<Token> {
         let mut out = Vec::new();

@@ -1,0 +1,179 @@
+//! What kind of thing a tool does, and what kind a request asks for: list, read one, create,
+//! update, delete.
+//!
+//! Sibling operations share every noun (`ListComplianceJobs`, `GetComplianceJob`,
+//! `CreateComplianceJob`) and differ only in what they do, which a request often says in a word
+//! ("… by id", "remove …", "every …") that is not the tool's own verb. A tool's actions come
+//! from its HTTP method and path (a `GET` ending in a path parameter reads one thing; without
+//! one it lists) and from the verbs in its name (a `POST …/destroy` deletes); a request's from
+//! the verbs and phrases it uses. A tool doing what the request asks for ranks above its
+//! siblings; nothing is excluded.
+
+/// A set of actions, as bits.
+pub(crate) type Actions = u8;
+
+pub(crate) const LIST: Actions = 1;
+pub(crate) const READ: Actions = 1 << 1;
+pub(crate) const CREATE: Actions = 1 << 2;
+pub(crate) const UPDATE: Actions = 1 << 3;
+pub(crate) const DELETE: Actions = 1 << 4;
+
+/// Verbs (lowercased, unstemmed) and the action each names, in tool names and requests alike.
+/// Words that are nouns as often as verbs in API names ("post", "set" as in "data set",
+/// "open") are left out: they would mislabel more tools than they label.
+const VERBS: &[(&str, Actions)] = &[
+    ("list", LIST),
+    ("lists", LIST),
+    ("listing", LIST),
+    ("enumerate", LIST),
+    ("browse", LIST),
+    ("get", READ),
+    ("gets", READ),
+    ("read", READ),
+    ("reads", READ),
+    ("show", READ),
+    ("shows", READ),
+    ("fetch", READ),
+    ("retrieve", READ),
+    ("retrieves", READ),
+    ("describe", READ),
+    ("view", READ),
+    ("details", READ),
+    ("detail", READ),
+    ("create", CREATE),
+    ("creates", CREATE),
+    ("add", CREATE),
+    ("adds", CREATE),
+    ("new", CREATE),
+    ("insert", CREATE),
+    ("register", CREATE),
+    ("make", CREATE),
+    ("update", UPDATE),
+    ("updates", UPDATE),
+    ("edit", UPDATE),
+    ("modify", UPDATE),
+    ("change", UPDATE),
+    ("rename", UPDATE),
+    ("replace", UPDATE),
+    ("patch", UPDATE),
+    ("upsert", CREATE | UPDATE),
+    ("delete", DELETE),
+    ("deletes", DELETE),
+    ("remove", DELETE),
+    ("removes", DELETE),
+    ("destroy", DELETE),
+    ("drop", DELETE),
+    ("erase", DELETE),
+    ("purge", DELETE),
+    ("unregister", DELETE),
+];
+
+/// Determiners that, before a noun, ask for many of it ("every script tag", "all webhooks").
+const MANY: &[&str] = &["every", "all"];
+
+/// The action a single word names, if any.
+fn verb(word: &str) -> Actions {
+    VERBS
+        .iter()
+        .find(|(v, _)| v.eq_ignore_ascii_case(word))
+        .map_or(0, |(_, a)| *a)
+}
+
+/// A tool's actions. With an HTTP operation (`method`, `path` template), from the method and
+/// path: a `GET` ending in a path parameter reads one thing, one ending in a plural word lists,
+/// any other may do either (`/user`, `/glossary`); the verbs of its name add only what the
+/// method does not say (`POST …/destroy` deletes), since "get" in a generated name is just the
+/// method. Without one (an MCP tool), from the verbs of its name.
+pub(crate) fn of_tool<'a>(
+    operation: Option<(&str, &str)>,
+    name_words: impl IntoIterator<Item = &'a str>,
+) -> Actions {
+    let named = name_words.into_iter().fold(0, |a, w| a | verb(w));
+    let Some((method, path)) = operation else {
+        return named;
+    };
+    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let from_method = match method.to_ascii_uppercase().as_str() {
+        "GET" | "HEAD" if last.starts_with('{') && last.ends_with('}') => READ,
+        "GET" | "HEAD" if is_plural(last) => LIST,
+        "GET" | "HEAD" => LIST | READ,
+        "POST" => CREATE,
+        "PUT" | "PATCH" => UPDATE,
+        "DELETE" => DELETE,
+        _ => 0,
+    };
+    from_method | (named & (CREATE | UPDATE | DELETE))
+}
+
+/// Whether a path segment reads as a plural noun (`script_tags`, `branches`; not `status`,
+/// `access`, `analysis`).
+fn is_plural(segment: &str) -> bool {
+    let word = segment
+        .rsplit(|c: char| !c.is_ascii_alphabetic())
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    word.len() > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e))
+}
+
+/// What a request asks to do: its verbs, plus "by id"/"by key" (one thing, read) and
+/// "every"/"all" (many, listed). Empty when it says nothing about it.
+pub(crate) fn of_query(query: &str) -> Actions {
+    let words: Vec<&str> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut actions = 0;
+    for (i, word) in words.iter().enumerate() {
+        actions |= verb(word);
+        let lower = word.to_ascii_lowercase();
+        if MANY.contains(&lower.as_str()) {
+            actions |= LIST;
+        }
+        if lower == "by"
+            && words
+                .get(i + 1)
+                .is_some_and(|next| matches!(next.to_ascii_lowercase().as_str(), "id" | "key"))
+        {
+            actions |= READ;
+        }
+    }
+    actions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_acts_by_its_method_path_and_name() {
+        assert_eq!(of_tool(Some(("GET", "/jobs/{id}")), ["Get", "Job"]), READ);
+        assert_eq!(of_tool(Some(("get", "/jobs")), ["Get", "Jobs"]), LIST);
+        assert_eq!(
+            of_tool(Some(("GET", "/user")), ["Get", "User"]),
+            LIST | READ
+        );
+        assert_eq!(
+            of_tool(Some(("GET", "/jobs/status")), ["Status"]),
+            LIST | READ
+        );
+        assert_eq!(
+            of_tool(
+                Some(("POST", "/direct_messages/destroy")),
+                ["Direct", "Messages", "Destroy"]
+            ),
+            CREATE | DELETE
+        );
+        assert_eq!(of_tool(None, ["delete", "file"]), DELETE);
+        assert_eq!(of_tool(None, ["ping"]), 0);
+    }
+
+    #[test]
+    fn a_request_says_what_it_wants_done() {
+        assert_eq!(of_query("twitter compliance job status by id"), READ);
+        assert_eq!(of_query("list every script tag"), LIST);
+        assert_eq!(of_query("remove pet 10 from the store"), DELETE);
+        assert_eq!(of_query("create or update three events"), CREATE | UPDATE);
+        assert_eq!(of_query("what privileges does my account have?"), 0);
+    }
+}

@@ -1,0 +1,172 @@
+//! Words that mean the same thing to an API: a request says "remove", "sign in" or "allow
+//! list" where the catalog says "delete", "login" or "whitelist".
+//!
+//! The groups are general English and general API vocabulary (actions, the common nouns of
+//! REST APIs, the old and new names of lists), not the words of any one catalog or query set. A
+//! request's word also matches the other words of its group, as weaker evidence than the word
+//! itself (see `SYNONYM_WEIGHT` in the parent module); a group member of several words ("sign
+//! in") is recognised in the request as a phrase, and only one-word members are looked up in
+//! the index (a tool's own text writes them as one word: `LoginUser`, `whitelist`).
+
+use std::sync::LazyLock;
+
+use super::tokenize::Tokenizer;
+
+/// Groups of interchangeable words and phrases, lowercased, unstemmed.
+const GROUPS: &[&[&str]] = &[
+    // Actions.
+    &[
+        "delete", "remove", "drop", "erase", "destroy", "discard", "purge",
+    ],
+    &["create", "add", "insert", "register"],
+    &["update", "edit", "modify", "change", "alter"],
+    &[
+        "get", "fetch", "retrieve", "read", "show", "view", "lookup", "look up",
+    ],
+    &["search", "find", "query", "lookup", "look for"],
+    &["start", "boot", "launch", "power on", "spin up", "boot up"],
+    &["stop", "halt", "shutdown", "shut down", "power off"],
+    &["restart", "reboot"],
+    &["enable", "activate", "turn on"],
+    &["disable", "deactivate", "suspend", "turn off"],
+    &["cancel", "abort"],
+    &["copy", "clone", "duplicate"],
+    &["export", "download"],
+    &["import", "upload"],
+    &["shuffle", "randomize", "randomise", "randomly"],
+    &["reorder", "rearrange", "sort"],
+    &["login", "log in", "sign in", "signin", "logon", "log on"],
+    &[
+        "logout", "log out", "sign out", "signout", "logoff", "log off",
+    ],
+    // Nouns.
+    &["whitelist", "allowlist", "allow list", "safelist"],
+    &[
+        "blacklist",
+        "blocklist",
+        "block list",
+        "denylist",
+        "deny list",
+    ],
+    &["user", "member", "person", "people"],
+    &["organization", "organisation", "org"],
+    &["repo", "repository"],
+    &["email", "mail", "e-mail"],
+    &["image", "picture", "photo"],
+    &["file", "document"],
+    &["price", "cost", "pricing", "fee"],
+    &["tag", "label"],
+    &["config", "configuration", "settings"],
+    &["status", "state", "progress"],
+    &["notification", "alert"],
+    &["shop", "store"],
+    &["permission", "privilege"],
+    &["coupon", "discount", "promo"],
+    &["statistics", "stats", "metrics", "analytics"],
+    &["instance", "vm", "virtual machine"],
+];
+
+/// The groups, stemmed once per process: they are the same for every catalog.
+pub(crate) fn synonyms() -> &'static Synonyms {
+    static SYNONYMS: LazyLock<Synonyms> = LazyLock::new(|| Synonyms::new(&Tokenizer::default()));
+    &SYNONYMS
+}
+
+/// The groups, stemmed.
+#[derive(Debug)]
+pub(crate) struct Synonyms {
+    /// Per group: its members, each as its terms (one for a word, several for a phrase).
+    groups: Vec<Vec<Vec<String>>>,
+}
+
+impl Synonyms {
+    fn new(tokenizer: &Tokenizer) -> Self {
+        let groups = GROUPS
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .map(|member| {
+                        member
+                            .split(|c: char| !c.is_alphanumeric())
+                            .map(|word| tokenizer.stem(word))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        Self { groups }
+    }
+
+    /// For a request whose word terms are `words` (stemmed, in order, stop words included so
+    /// that "sign in" reads as a phrase), each one-word synonym to look up and the positions
+    /// in `words` of the request's own words it stands for.
+    pub(crate) fn expand(&self, words: &[String]) -> Vec<(&str, Vec<usize>)> {
+        let mut out: Vec<(&str, Vec<usize>)> = Vec::new();
+        for group in &self.groups {
+            let mut matched: Vec<usize> = Vec::new();
+            let mut present: Vec<usize> = Vec::new(); // members the request itself says
+            for (m, member) in group.iter().enumerate() {
+                if let Some(at) = find(words, member) {
+                    matched.extend(at..at + member.len());
+                    present.push(m);
+                }
+            }
+            if matched.is_empty() {
+                continue;
+            }
+            for (m, member) in group.iter().enumerate() {
+                if present.contains(&m) || member.len() != 1 {
+                    continue;
+                }
+                out.push((member[0].as_str(), matched.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// Where `phrase` occurs in `words`, as consecutive terms.
+fn find(words: &[String], phrase: &[String]) -> Option<usize> {
+    if phrase.is_empty() || phrase.len() > words.len() {
+        return None;
+    }
+    (0..=words.len() - phrase.len()).find(|&i| words[i..i + phrase.len()] == *phrase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(query: &str) -> Vec<(String, Vec<usize>)> {
+        let tokenizer = Tokenizer::default();
+        let synonyms = synonyms();
+        let words: Vec<String> = query.split(' ').map(|w| tokenizer.stem(w)).collect();
+        let mut out: Vec<(String, Vec<usize>)> = synonyms
+            .expand(&words)
+            .into_iter()
+            .map(|(t, at)| (t.to_owned(), at))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_word_stands_for_the_other_words_of_its_group() {
+        let out = expand("remove the pet");
+        assert!(out.contains(&("delet".to_owned(), vec![0])), "{out:?}");
+        assert!(!out.iter().any(|(t, _)| t == "remov"));
+    }
+
+    #[test]
+    fn a_phrase_stands_for_the_one_word_members() {
+        let out = expand("sign in to the shop");
+        assert!(out.contains(&("login".to_owned(), vec![0, 1])), "{out:?}");
+        assert!(out.contains(&("store".to_owned(), vec![4])), "{out:?}");
+    }
+
+    #[test]
+    fn unrelated_words_expand_to_nothing() {
+        assert!(expand("ping the host").is_empty());
+    }
+}
