@@ -305,10 +305,7 @@ fn properties(reasons: &mut Reasons, at: &At, old: &Map<String, Value>, new: &Ma
             props.contains_key(name) || req.contains(name)
         };
         let (was_required, is_required) = (old_req.contains(name), new_req.contains(name));
-        match (
-            declared(&old_props, &old_req),
-            declared(&new_props, &new_req),
-        ) {
+        match (declared(old_props, &old_req), declared(new_props, &new_req)) {
             (true, true) => {
                 let a = old_props.get(name).unwrap_or(&empty);
                 let b = new_props.get(name).unwrap_or(&empty);
@@ -356,10 +353,10 @@ fn required_changed(reasons: &mut Reasons, at: &At, was: bool, is: bool) {
 }
 
 /// `properties` as a map (none is empty); `None` when it is not an object.
-fn props(schema: &Map<String, Value>) -> Option<Map<String, Value>> {
+fn props(schema: &Map<String, Value>) -> Option<&Map<String, Value>> {
     match schema.get("properties") {
-        None => Some(Map::new()),
-        Some(Value::Object(map)) => Some(map.clone()),
+        None => Some(&EMPTY),
+        Some(Value::Object(map)) => Some(map),
         Some(_) => None,
     }
 }
