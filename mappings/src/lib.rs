@@ -5,6 +5,7 @@
 //! diagnostics, so all of it is tested without a network.
 #![warn(missing_docs)]
 
+pub mod change;
 pub mod error;
 pub mod mcp;
 pub mod naming;

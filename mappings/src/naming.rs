@@ -75,35 +75,92 @@ pub fn shorten(s: &str, max: usize) -> String {
 /// Normalises a declared version to `x.y.z` (DESIGN.md §4). `None` means it could not be read
 /// (the caller then uses `1.0.0` and reports it).
 ///
-/// `v2` → `2.0.0`, `2.1` → `2.1.0`, `2024-06-20` → `2024.6.20`, `1.2.3-beta+5` → `1.2.3`.
+/// Upstream labels are free text (`info.version`, `serverInfo.version`), and real ones are often
+/// not semver; reading as many as can be read honestly keeps `@x` meaningful. The rules, in order:
+///
+/// 1. Surrounding space and a leading `v`/`V` (`v2`, `V 1.0.0`) are dropped.
+/// 2. A date at the start is the version, as `YYYY.M.D`, whatever follows it:
+///    `2024-06-20` → `2024.6.20`, `2023-07-01-preview` → `2023.7.1`. A date has a four-digit
+///    year, a month 1–12 and a day 1–31; a label that starts like a date but is none
+///    (`2024-13-01`) is not a version.
+/// 3. Otherwise the label must start with dotted numbers, of which the first three are kept and
+///    missing ones are 0: `2.1` → `2.1.0`, `9.66.02.1023` → `9.66.2`.
+/// 4. What follows the numbers is dropped when it is a pre-release or build suffix, i.e. it
+///    starts with `-`, `+`, `~`, `_`, `.`, a space or `(` (`1.2.3-beta+5`, `2.0 (v2)`, `3.x`), or
+///    with a pre-release word (`v1beta1`, `2.0rc1`). Anything else (`9dcb0dc8`, a commit hash)
+///    is not a version, and neither is a label that does not start with a number (`latest`).
 pub fn normalize_version(raw: &str) -> Option<ToolVersion> {
     let trimmed = raw.trim();
-    let trimmed = trimmed.strip_prefix(['v', 'V']).unwrap_or(trimmed);
-    let core = trimmed.split(['+', ' ']).next().unwrap_or_default();
-    // A pre-release suffix (`-beta`) is dropped, but a date (`2024-06-20`) is the version itself.
-    let is_date = core.split('-').count() == 3
-        && core
-            .split('-')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    let core = if is_date {
-        core.replace('-', ".")
-    } else {
-        core.split('-').next().unwrap_or_default().to_owned()
-    };
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty()
-        || parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
+    let label = trimmed
+        .strip_prefix(['v', 'V'])
+        .unwrap_or(trimmed)
+        .trim_start();
+    if let Some(date) = leading_date(label) {
+        return date;
+    }
+    let digits_end = label
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(label.len());
+    // The dotted numbers end at the first part that is not a number (`3.x`, `1..2`).
+    let numeric: Vec<&str> = label[..digits_end]
+        .split('.')
+        .take_while(|p| !p.is_empty())
+        .collect();
+    let consumed = numeric
+        .iter()
+        .map(|p| p.len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1);
+    let rest = &label[consumed..];
+    if numeric.is_empty() || !is_version_suffix(rest) {
         return None;
     }
     let mut numbers = [0u64; 3];
-    for (slot, part) in numbers.iter_mut().zip(&parts) {
+    for (slot, part) in numbers.iter_mut().zip(&numeric) {
         *slot = part.parse().ok()?;
     }
     Some(ToolVersion::new(numbers[0], numbers[1], numbers[2]))
+}
+
+/// Words that start a pre-release suffix written straight after the numbers (`v1beta1`,
+/// `2.0rc1`); anything else glued to a number is not a version label (`9dcb0dc8`).
+const PRE_RELEASE_WORDS: [&str; 7] = ["alpha", "beta", "preview", "rc", "pre", "dev", "snapshot"];
+
+/// Whether `rest`, what follows a version's numbers, is a suffix that may be dropped.
+fn is_version_suffix(rest: &str) -> bool {
+    let Some(first) = rest.chars().next() else {
+        return true;
+    };
+    if matches!(first, '-' | '+' | '~' | '_' | '.' | ' ' | '(') {
+        return true;
+    }
+    let lower = rest.to_ascii_lowercase();
+    PRE_RELEASE_WORDS.iter().any(|w| lower.starts_with(w))
+}
+
+/// A date at the start of `label` (`YYYY-MM-DD`, then anything not a digit): `None` when the
+/// label does not start like a date, `Some(None)` when it does but is no calendar date
+/// (`2024-13-01`), which is then no version at all rather than `2024.0.0`.
+fn leading_date(label: &str) -> Option<Option<ToolVersion>> {
+    let mut parts = label.splitn(3, '-');
+    let year = parts.next()?;
+    let month = parts.next()?;
+    let tail = parts.next()?;
+    let day_len = tail
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(tail.len());
+    let day = &tail[..day_len];
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if year.len() != 4 || !digits(year) || !digits(month) || !digits(day) {
+        return None;
+    }
+    let number = |s: &str| s.parse::<u64>().ok();
+    Some(match (number(year), number(month), number(day)) {
+        (Some(y), Some(m @ 1..=12), Some(d @ 1..=31)) if month.len() <= 2 && day.len() <= 2 => {
+            Some(ToolVersion::new(y, m, d))
+        }
+        _ => None,
+    })
 }
 
 /// Normalises a version or falls back to `1.0.0` with a diagnostic.
@@ -189,6 +246,77 @@ mod tests {
         assert_eq!(v("1.2.3-beta.1+build").as_deref(), Some("1.2.3"));
         assert_eq!(v("latest"), None);
         assert_eq!(v(""), None);
+    }
+
+    /// Labels seen in real documents (APIs.guru's directory, MCP servers), issue 11 item 7.
+    #[test]
+    fn issue_11_real_version_labels_normalise() {
+        let v = |s| normalize_version(s).map(|v| v.to_string());
+        let cases = [
+            ("9.66.02.1023", Some("9.66.2")),
+            ("23.24.2.136", Some("23.24.2")),
+            ("1.4.0.0", Some("1.4.0")),
+            ("2023-07-01-preview", Some("2023.7.1")),
+            ("2019-05-06-Preview", Some("2019.5.6")),
+            ("2018-06-01-privatepreview", Some("2018.6.1")),
+            ("2020-08-10_6-22", Some("2020.8.10")),
+            ("v2019-01-07", Some("2019.1.7")),
+            ("2024-06-20", Some("2024.6.20")),
+            ("V 1.0.0", Some("1.0.0")),
+            (" v3 ", Some("3.0.0")),
+            ("v1beta1", Some("1.0.0")),
+            ("v2alpha", Some("2.0.0")),
+            ("2.0rc1", Some("2.0.0")),
+            ("1.0.0-oas3", Some("1.0.0")),
+            ("1001.0.0-SNAPSHOT", Some("1001.0.0")),
+            ("2.23.4+0.gb463b49.dirty", Some("2.23.4")),
+            ("1.1.0~develop", Some("1.1.0")),
+            ("2.0 (v2)", Some("2.0.0")),
+            (
+                "1.1.38 (2018-02-26 11:01:29 484103261f6ef681a05cf163)",
+                Some("1.1.38"),
+            ),
+            ("1.3.8_2020-12-14 - Swiss edition", Some("1.3.8")),
+            ("3.730.300-ref-1-39-0", Some("3.730.300")),
+            ("v4 (Hunt Valley)", Some("4.0.0")),
+            ("v3-reporting", Some("3.0.0")),
+            ("3.x", Some("3.0.0")),
+            ("2.4.x", Some("2.4.0")),
+            ("0.6-99cfdac", Some("0.6.0")),
+            // Not versions: the caller falls back to 1.0.0 with a diagnostic.
+            ("9dcb0dc8", None),
+            ("8234aab51481d37a30757d925b7f4221a659427e", None),
+            (
+                "Wed Oct 15 2025 13:50:19 GMT+0000 (Coordinated Universal Time)",
+                None,
+            ),
+            ("api-v1", None),
+            ("R4.2a", None),
+            ("version unknown", None),
+            ("v", None),
+            (".1", None),
+            ("2024-13-01", None),
+            ("2024-06-201", None),
+            ("99999999999999999999999.1", None),
+        ];
+        for (label, want) in cases {
+            assert_eq!(v(label).as_deref(), want, "{label}");
+        }
+    }
+
+    #[test]
+    fn unreadable_version_falls_back_with_a_diagnostic() {
+        let mut d = Vec::new();
+        assert_eq!(
+            version_or_default(Some("9dcb0dc8"), &mut d),
+            ToolVersion::new(1, 0, 0)
+        );
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            version_or_default(Some("2023-07-01-preview"), &mut d),
+            ToolVersion::new(2023, 7, 1)
+        );
+        assert_eq!(d.len(), 1, "a label that normalises is not reported");
     }
 
     #[test]

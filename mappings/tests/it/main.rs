@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod bombs;
+mod change;
 mod checks;
 mod corpus;
 mod openapi;
