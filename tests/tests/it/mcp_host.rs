@@ -10,7 +10,7 @@ use otc_tests::upstream_http::{Upstream, document_path};
 use otc_tests::upstream_mcp::{bridge_bin, example_server_bin};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    ProtocolVersion,
+    ProtocolVersion, ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -433,5 +433,57 @@ async fn stdio_in_all_mode_lists_every_tool_and_announces_changes() {
         listed.contains(&"ExampleMcpServer_Extra".to_owned()),
         "{listed:?}"
     );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn stateless_2026_client_in_all_mode_hears_list_changed_on_its_subscription() {
+    let upstream = Upstream::start().await;
+    let config = config(&upstream);
+    let (_bridge, url) = spawn_bridge(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--api-keys-env",
+            "OTC_TEST_KEYS",
+            "--mcp-expose",
+            "all",
+        ],
+        &[("OTC_TEST_KEYS", API_KEY)],
+    )
+    .await;
+    let client = ()
+        .serve_with_lifecycle(
+            http(&format!("{url}/mcp"), &[]),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let mut subscription = client
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen acknowledged");
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+    let before = client.list_all_tools().await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "ExampleMcpServer_Extra"));
+
+    // The upstream adds a tool; the bridge relists and tells the subscription.
+    call(&client, "ExampleMcpServer_ToggleExtra", json!({})).await;
+    let notification = tokio::time::timeout(WAIT, subscription.next())
+        .await
+        .expect("no notification on the subscription")
+        .unwrap();
+    assert!(
+        matches!(
+            notification,
+            Some(ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{notification:?}"
+    );
+    let after = client.list_all_tools().await.unwrap();
+    assert!(after.iter().any(|t| t.name == "ExampleMcpServer_Extra"));
     client.cancel().await.unwrap();
 }
