@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
 
+use crate::lock::Drift;
 use crate::registry::{Catalog, Entry, Resolution};
 use crate::rescue::{self, ApiError, Rescued};
 use crate::{requirements, validate};
@@ -153,9 +154,13 @@ pub fn resolve<'c>(catalog: &'c Catalog, tool_id: &str) -> Result<&'c Arc<Entry>
             id: tool_id.to_owned(),
             suggestion: suggestion.map(str::to_owned),
         }),
-        Resolution::UnknownVersion { available } => Err(ApiError::UnknownVersion {
+        Resolution::UnknownVersion { available, changed } => Err(ApiError::UnknownVersion {
             id: tool_id.to_owned(),
             available,
+            changed: changed.map(Drift::message),
+        }),
+        Resolution::Refused(drift) => Err(ApiError::Refused {
+            message: drift.message(),
         }),
     }
 }

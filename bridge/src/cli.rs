@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Args, Parser, Subcommand};
 
 use otc_bridge::config::{DialectName, Overrides};
+use otc_bridge::lock::OnChange;
 use otc_bridge::mcp::Expose;
 use otc_bridge::sources::{SourceFlag, SourceKind};
 
@@ -36,6 +37,9 @@ pub(crate) enum Command {
     /// Write the translated definitions to files, for moving tools into OTC clients and for
     /// review in version control. Same input, byte-identical output.
     Export(ExportArgs),
+    /// Write a lockfile pinning every served tool id to its contract (fingerprint and canonical
+    /// definition), or check that the sources still match one. Serve with --lock FILE.
+    Lock(LockArgs),
     /// Serve the catalog to an MCP host over stdio (for hosts that spawn a command, e.g.
     /// Claude Desktop or Cursor): three meta-tools, search_tools, read_tool and call_tool, or
     /// every tool with --mcp-expose all. Logs go to stderr; stdout carries MCP only.
@@ -102,6 +106,14 @@ pub(crate) struct McpArgs {
     /// Serve the sources that started even when others failed.
     #[arg(long)]
     pub(crate) allow_partial: bool,
+    /// Serve each tool id as this lockfile (`otc-bridge lock`) locked it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) lock: Option<PathBuf>,
+    /// With --lock, what a tool that changed upstream since it was locked does: served at the
+    /// next version of its change (bump), under its locked version with a warning (warn), or
+    /// not at all until the lock is updated (refuse) [default: bump].
+    #[arg(long, value_enum)]
+    pub(crate) on_change: Option<OnChangeArg>,
     /// Sources.
     #[command(flatten)]
     pub(crate) sources: SourceArgs,
@@ -115,9 +127,47 @@ impl McpArgs {
             call_timeout_secs: self.call_timeout_secs,
             allow_partial: self.allow_partial,
             mcp_expose: self.mcp_expose.map(Into::into),
+            lock: self.lock.clone(),
+            on_change: self.on_change.map(Into::into),
             sources: source_flags(matches)?,
             ..Overrides::default()
         })
+    }
+}
+
+/// Options of `lock`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LockArgs {
+    /// The lockfile to write (or check against).
+    #[arg(long, value_name = "FILE", default_value = "otc-bridge.lock")]
+    pub(crate) lock: PathBuf,
+    /// Rewrite an existing lockfile with what the sources serve now (after review); without it
+    /// a lockfile that no longer matches is left as it is and the command fails.
+    #[arg(long)]
+    pub(crate) update: bool,
+    /// Inspection options (sources, config).
+    #[command(flatten)]
+    pub(crate) inspect: InspectArgs,
+}
+
+/// What `--on-change` accepts (clap's side of [`OnChange`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OnChangeArg {
+    /// Serve the changed tool at the next version of its change (patch, minor or major).
+    Bump,
+    /// Serve it under its locked version, with a warning in the log and in /health.
+    Warn,
+    /// Do not serve it until the lock is updated.
+    Refuse,
+}
+
+impl From<OnChangeArg> for OnChange {
+    fn from(arg: OnChangeArg) -> Self {
+        match arg {
+            OnChangeArg::Bump => Self::Bump,
+            OnChangeArg::Warn => Self::Warn,
+            OnChangeArg::Refuse => Self::Refuse,
+        }
     }
 }
 
@@ -195,6 +245,14 @@ pub(crate) struct ServeArgs {
     /// What MCP hosts see at POST /mcp: the three meta-tools, or all tools too [default: meta].
     #[arg(long, value_enum)]
     pub(crate) mcp_expose: Option<ExposeArg>,
+    /// Serve each tool id as this lockfile (`otc-bridge lock`) locked it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) lock: Option<PathBuf>,
+    /// With --lock, what a tool that changed upstream since it was locked does: served at the
+    /// next version of its change (bump), under its locked version with a warning (warn), or
+    /// not at all until the lock is updated (refuse) [default: bump].
+    #[arg(long, value_enum)]
+    pub(crate) on_change: Option<OnChangeArg>,
     /// Sources.
     #[command(flatten)]
     pub(crate) sources: SourceArgs,
@@ -217,6 +275,8 @@ impl ServeArgs {
             allow_origins: self.allow_origin,
             allow_hosts: self.allow_host,
             mcp_expose: self.mcp_expose.map(Into::into),
+            lock: self.lock,
+            on_change: self.on_change.map(Into::into),
             sources: source_flags(matches)?,
         })
     }

@@ -12,11 +12,13 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use otc_mappings::otc::Dialect;
 use serde::Deserialize;
 
+use crate::lock::{Lockfile, OnChange};
 use crate::mcp::Expose;
 use crate::serve::ConnectionLimits;
 use crate::server::{Authenticator, ServerSettings};
@@ -57,6 +59,11 @@ pub struct FileConfig {
     pub connections: ConnectionLimits,
     /// The MCP edge (`POST /mcp`, `otc-bridge mcp`).
     pub mcp: McpConfig,
+    /// A lockfile (`otc-bridge lock`): serve each tool id as it was locked.
+    pub lock: Option<PathBuf>,
+    /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
+    /// a source's own `on_change` wins.
+    pub on_change: Option<OnChange>,
     /// The sources to serve; see `sources.rs` for the keys of each entry.
     pub sources: Vec<serde_yaml::Value>,
 }
@@ -118,6 +125,10 @@ pub struct Overrides {
     pub allow_hosts: Vec<String>,
     /// `--mcp-expose`.
     pub mcp_expose: Option<Expose>,
+    /// `--lock`.
+    pub lock: Option<PathBuf>,
+    /// `--on-change`.
+    pub on_change: Option<OnChange>,
     /// `--openapi`, `--mcp`, `--mcp-url`, `--mcp-sse` with their modifiers, in command-line
     /// order; served after the file's sources.
     pub sources: Vec<SourceFlag>,
@@ -142,6 +153,10 @@ pub struct Config {
     pub settings: ServerSettings,
     /// The sources, the file's first, each with its compiled policy; names unique.
     pub sources: Vec<Source>,
+    /// The lockfile, when one is used (its tools are already pinned on the sources).
+    pub lock: Option<PathBuf>,
+    /// What a change does where a source does not say.
+    pub on_change: OnChange,
     /// The names of every environment variable the configuration reads a secret from
     /// (`auth.jwt.secret_env`, `auth.api_keys.env`, OpenAPI credentials, MCP header values
     /// `{env: VAR}`), so they can be kept away from child processes and out of answers.
@@ -163,6 +178,8 @@ impl Config {
             mut limits,
             connections,
             mcp,
+            lock,
+            on_change,
             sources: entries,
         } = file;
         if let Some(secret_env) = overrides.jwt_secret_env {
@@ -197,7 +214,18 @@ impl Config {
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
         settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
-        let sources = sources::collect(&entries, &overrides.sources)?;
+        let mut sources = sources::collect(&entries, &overrides.sources)?;
+        let lock = overrides.lock.or(lock);
+        let on_change = overrides.on_change.or(on_change).unwrap_or_default();
+        if let Some(path) = &lock {
+            let locked = Lockfile::load(path).map_err(|e| {
+                ConfigError::Invalid(format!("lock: {e} (write one with `otc-bridge lock`)"))
+            })?;
+            let locked = Arc::new(locked);
+            for source in &mut sources {
+                source.pin(&locked, on_change);
+            }
+        }
         let secret_env = auth
             .secret_env()
             .chain(sources.iter().flat_map(Source::secret_env))
@@ -214,6 +242,8 @@ impl Config {
             auth,
             settings,
             sources,
+            lock,
+            on_change,
             secret_env,
         })
     }

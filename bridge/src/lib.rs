@@ -15,6 +15,7 @@
 
 pub mod call;
 pub mod config;
+pub mod lock;
 pub mod mcp;
 pub mod policy;
 pub mod registry;

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => commands::inspect::tools(&args, sub).await,
             Some(Command::Check(args)) => commands::inspect::check(&args, sub).await,
             Some(Command::Export(args)) => commands::export::export(&args, sub).await,
+            Some(Command::Lock(args)) => commands::lock::lock(&args, sub).await,
             Some(Command::Mcp(args)) => commands::mcp::mcp(&args, sub).await,
             Some(Command::Demo(args)) => commands::demo::demo(&args).await,
             Some(Command::DemoMcpServer) => demo::mcp_server::serve_stdio()

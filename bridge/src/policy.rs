@@ -15,6 +15,8 @@ use otc_mappings::{Diagnostic, MappedTool, Severity, Target};
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
+use crate::lock::{OnChange, Pins};
+
 /// The bridge's own keys of a `sources:` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -33,6 +35,9 @@ pub struct SourceOptions {
     /// of the MCP request that holds its value (`GITHUB_TOKEN: X-GitHub-Token`; the id
     /// `user_id` fills the user id).
     pub context_headers: BTreeMap<String, String>,
+    /// What a tool that changed since the lockfile was written does (`bump`, `warn`,
+    /// `refuse`); the top-level `on_change` when absent. Only with a lockfile.
+    pub on_change: Option<OnChange>,
 }
 
 /// A rename and/or new description for one tool.
@@ -46,7 +51,7 @@ pub struct ToolOverride {
 }
 
 /// The compiled form of [`SourceOptions`], built once per source.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SourcePolicy {
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
@@ -57,6 +62,8 @@ pub struct SourcePolicy {
     pub permits: Option<Arc<Semaphore>>,
     /// Requirement id → the MCP request header that carries it (validated names).
     pub context_headers: Vec<(String, http::HeaderName)>,
+    /// The lockfile and what a change does, when the bridge runs with one.
+    pub pins: Option<Pins>,
 }
 
 impl SourceOptions {
@@ -120,6 +127,7 @@ impl SourceOptions {
             overrides: self.overrides.clone(),
             timeout: self.timeout_secs.map(Duration::from_secs),
             permits: self.max_concurrency.map(|n| Arc::new(Semaphore::new(n))),
+            pins: None,
         })
     }
 }

@@ -21,6 +21,7 @@ use otc_adapters::Adapter;
 use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, VersionSelector};
 use otc_mappings::{Diagnostic, MappedTool, Severity};
 
+use crate::lock::{self, Drift};
 use crate::policy::SourcePolicy;
 use crate::search::SearchIndex;
 use crate::validate::{self, Validators};
@@ -38,6 +39,9 @@ pub struct Entry {
     pub adapter: Arc<dyn Adapter>,
     /// The source's policy (call limits).
     pub policy: Arc<SourcePolicy>,
+    /// The version the upstream's label gives the tool (the served version differs when a
+    /// lockfile pins it).
+    pub upstream: ToolVersion,
     /// This entry's key in the validator cache.
     key: u64,
 }
@@ -46,6 +50,7 @@ impl Entry {
     /// An entry for `tool`, served by `adapter` under `policy`.
     pub fn new(tool: MappedTool, adapter: Arc<dyn Adapter>, policy: Arc<SourcePolicy>) -> Self {
         Self {
+            upstream: tool.definition.version,
             tool: Arc::new(tool),
             adapter,
             policy,
@@ -68,6 +73,8 @@ pub struct SourceTools {
     pub policy: Arc<SourcePolicy>,
     /// Its tools.
     pub entries: Vec<Arc<Entry>>,
+    /// Its tools that do not match the lockfile (changed or new), served or not.
+    pub drift: Vec<Arc<Drift>>,
 }
 
 impl SourceTools {
@@ -80,15 +87,33 @@ impl SourceTools {
         tools: Vec<MappedTool>,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
+        let mut drift = Vec::new();
         let entries = policy
             .apply(tools, diagnostics)
             .into_iter()
-            .map(|tool| Arc::new(Entry::new(tool, Arc::clone(&adapter), Arc::clone(&policy))))
+            .filter_map(|tool| {
+                let upstream = tool.definition.version;
+                let tool = match &policy.pins {
+                    Some(pins) => {
+                        let (tool, changed) = lock::pin(pins, tool);
+                        if let Some(changed) = changed {
+                            log_drift(adapter.name(), &changed);
+                            drift.push(Arc::new(changed));
+                        }
+                        tool?
+                    }
+                    None => tool,
+                };
+                let mut entry = Entry::new(tool, Arc::clone(&adapter), Arc::clone(&policy));
+                entry.upstream = upstream;
+                Some(Arc::new(entry))
+            })
             .collect();
         Self {
             adapter,
             policy,
             entries,
+            drift,
         }
     }
 
@@ -110,6 +135,17 @@ impl SourceTools {
                     })
             })
             .collect()
+    }
+}
+
+/// Logs a tool that does not match the lockfile: a warning when it is served unchanged in
+/// name only (`warn`) or not at all (`refuse`), information when it moved on (`bump`) or is new.
+fn log_drift(source: &str, drift: &Drift) {
+    let message = drift.message();
+    if drift.served.is_none() || drift.served == drift.locked {
+        tracing::warn!(source, "{message}");
+    } else {
+        tracing::info!(source, "{message}");
     }
 }
 
@@ -168,7 +204,12 @@ pub enum Resolution<'a> {
     UnknownVersion {
         /// Served versions, highest first.
         available: Vec<ToolVersion>,
+        /// When the version asked for is a locked one the upstream changed: how.
+        changed: Option<&'a Drift>,
     },
+    /// The tool is not served because it changed upstream since it was locked (or is not in
+    /// the lock) and its source's policy is `refuse`.
+    Refused(&'a Drift),
 }
 
 impl Catalog {
@@ -261,6 +302,9 @@ impl Catalog {
     /// the highest). Takes the name as a slice of the request so that lookup allocates nothing.
     pub fn resolve(&self, name: &str, selector: VersionSelector) -> Resolution<'_> {
         let Some(versions) = self.by_name.get(name) else {
+            if let Some(refused) = self.find_drift(name, |d| d.served.is_none()) {
+                return Resolution::Refused(refused);
+            }
             let suggestion = self
                 .folded
                 .get(&name.to_ascii_lowercase())
@@ -275,10 +319,35 @@ impl Catalog {
         };
         match found {
             Some(entry) => Resolution::Found(entry),
-            None => Resolution::UnknownVersion {
-                available: versions.iter().map(|e| e.definition().version).collect(),
-            },
+            None => {
+                let changed =
+                    self.find_drift(name, |d| d.locked.is_some_and(|v| selector.matches(v)));
+                match changed {
+                    Some(drift) if drift.served.is_none() => Resolution::Refused(drift),
+                    changed => Resolution::UnknownVersion {
+                        available: versions.iter().map(|e| e.definition().version).collect(),
+                        changed,
+                    },
+                }
+            }
         }
+    }
+
+    /// The first tool named `name` (`Toolkit.Tool`) not matching the lockfile that `wanted`
+    /// accepts (an error path: a scan is fine).
+    fn find_drift(&self, name: &str, wanted: impl Fn(&Drift) -> bool) -> Option<&Drift> {
+        self.sources
+            .iter()
+            .flat_map(|s| &s.drift)
+            .map(|d| &**d)
+            .find(|d| d.name == name && wanted(d))
+    }
+
+    /// Every tool that does not match the lockfile, for `/health`.
+    pub fn drifted(&self) -> impl Iterator<Item = (&str, &Drift)> {
+        self.sources
+            .iter()
+            .flat_map(|s| s.drift.iter().map(move |d| (s.adapter.name(), &**d)))
     }
 
     /// The `GET /tools` body for a dialect, written now from the shared definitions (copying
@@ -334,6 +403,11 @@ impl Catalog {
     pub fn validator(&self, entry: &Entry) -> Result<Arc<jsonschema::Validator>, String> {
         self.validators
             .get(entry.key, &entry.definition().input_schema)
+    }
+
+    /// Every tool version served, in listing order.
+    pub fn entries(&self) -> &[Arc<Entry>] {
+        &self.listed
     }
 
     /// The highest version of each tool, in listing order.

@@ -86,6 +86,15 @@ pub enum ApiError {
         id: String,
         /// The versions served.
         available: Vec<ToolVersion>,
+        /// When the version asked for is a locked one that changed upstream: what changed.
+        changed: Option<String>,
+    },
+    /// The tool changed upstream since it was locked (or is not in the lock) and its source
+    /// refuses changes until the lock is updated.
+    #[error("{message}")]
+    Refused {
+        /// What changed and what to do.
+        message: String,
     },
     /// `context` lacks what the tool's `requirements` name.
     #[error("the call is missing context the tool requires")]
@@ -214,13 +223,18 @@ impl ApiError {
                 }
                 server(message, Some("GET /tools lists the tools this server offers".to_owned()))
             }
-            Self::UnknownVersion { id, available } => {
+            Self::UnknownVersion { id, available, changed } => {
                 let list = available.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-                server(
-                    format!("Tool '{}' is not available in that version. Available versions: {list}.", echo(&id)),
-                    Some("'@x' means exactly x.0.0; omit the version for the latest".to_owned()),
-                )
+                let mut message = format!("Tool '{}' is not available in that version. Available versions: {list}.", echo(&id));
+                if let Some(changed) = changed {
+                    let _ = write!(message, " {}", capitalise(&changed));
+                }
+                server(message, Some("'@x' means exactly x.0.0; omit the version for the latest".to_owned()))
             }
+            Self::Refused { message } => server(
+                capitalise(&message),
+                Some("the bridge serves locked tools only as they were reviewed".to_owned()),
+            ),
             Self::MissingRequirements { tool, missing, authorization_ids } => {
                 let mut parts = Vec::new();
                 let mut auth: Vec<&str> = missing.authorization.iter().map(|c| c.id.as_str()).collect();

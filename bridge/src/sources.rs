@@ -17,6 +17,7 @@ use otc_mappings::{Mapped, MappedTool};
 use serde_yaml::{Mapping, Value};
 
 use crate::config::ConfigError;
+use crate::lock::{Lockfile, OnChange, Pins};
 use crate::policy::{SourceOptions, SourcePolicy};
 
 /// One configured source.
@@ -115,6 +116,22 @@ impl Source {
             policy: Arc::new(SourcePolicy::default()),
             inspect_only: false,
         }
+    }
+
+    /// Serves this source's tools as `lock` says, a change doing what its `on_change` (or
+    /// else `default`) says.
+    pub fn pin(&mut self, lock: &Arc<Lockfile>, default: OnChange) {
+        let on_change = self.options.on_change.unwrap_or(default);
+        self.pin_with(lock, on_change);
+    }
+
+    /// Serves this source's tools as `lock` says, a change doing what `on_change` says whatever
+    /// the source's own setting (`otc-bridge lock` moves every changed tool on).
+    pub fn pin_with(&mut self, lock: &Arc<Lockfile>, on_change: OnChange) {
+        Arc::make_mut(&mut self.policy).pins = Some(Pins {
+            lock: Arc::clone(lock),
+            on_change,
+        });
     }
 
     /// The options as configured.

@@ -31,7 +31,12 @@ pub(crate) struct Listed {
 /// Starts the sources of an inspecting command, lists them, and stops them again.
 pub(crate) async fn list_once(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<Listed> {
     super::init_logging("warn");
-    let mut config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
+    let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
+    list_config(config).await
+}
+
+/// Starts the sources of `config` for inspection, lists them, and stops them again.
+pub(crate) async fn list_config(mut config: Config) -> anyhow::Result<Listed> {
     config.sources = config
         .sources
         .into_iter()

@@ -26,13 +26,24 @@ pub(super) async fn health(State(state): State<AppState>, headers: HeaderMap) ->
         .is_some_and(|auth| auth.check(&headers).is_ok());
     let catalog = state.catalog().current();
     let mut ready = true;
+    // What changed since the lockfile was written names tools and their inputs, as `GET
+    // /tools` does: shown to whoever may list the tools.
+    let may_list = trusted || state.auth().is_none();
     let mut sources: Vec<Value> = catalog
         .sources()
         .iter()
         .map(|s| {
             let source_state = s.adapter.state();
             ready &= source_state.is_ready();
-            json!({"name": s.adapter.name(), "tools": s.entries.len(), "status": shown(&source_state, trusted)})
+            let mut shown = json!({"name": s.adapter.name(), "tools": s.entries.len(), "status": shown(&source_state, trusted)});
+            if !s.drift.is_empty() {
+                shown["lock"] = if may_list {
+                    json!({"changed": s.drift.len(), "warnings": s.drift.iter().map(|d| d.message()).collect::<Vec<_>>()})
+                } else {
+                    json!({"changed": s.drift.len()})
+                };
+            }
+            shown
         })
         .collect();
     for failed in catalog.failed() {

@@ -1,0 +1,327 @@
+//! The lockfile: what each served tool id promised when it was reviewed (DESIGN.md §9), and
+//! what the bridge does when an upstream's tool no longer keeps that promise.
+//!
+//! The file is JSON, sorted by id, one entry per served tool id:
+//!
+//! ```json
+//! {"lockfile": 1, "tools": {"Github.ReposGet@3.1.0": {
+//!     "upstream": "3.1.0", "fingerprint": "sha256:…", "definition": {…canonical…}}}}
+//! ```
+//!
+//! `upstream` is the version the upstream's own label gives (what the tool would be served at
+//! without a lock); the key's version is the one served, which a lock moves on (`bump`) when the
+//! upstream changes a tool without changing its label. A tool listed by a source is matched to
+//! its entry by `Toolkit.Tool` and `upstream`; when the fingerprints differ, the change is
+//! classified ([`otc_mappings::change`]) and the source's [`OnChange`] policy decides.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use otc_mappings::MappedTool;
+use otc_mappings::change::{self, Change, Class};
+use otc_mappings::otc::{ToolId, ToolVersion, VersionSelector};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format version written in the file's `lockfile` key.
+const FORMAT: u32 = 1;
+
+/// What a changed upstream tool does to what is served (`on_change`, `--on-change`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnChange {
+    /// Serve the changed tool at the next version of its change's class.
+    #[default]
+    Bump,
+    /// Serve it under its locked version, with a warning in the log and in `/health`.
+    Warn,
+    /// Do not serve it (nor any tool the lock lacks) until the lock is updated.
+    Refuse,
+}
+
+impl fmt::Display for OnChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Bump => "bump",
+            Self::Warn => "warn",
+            Self::Refuse => "refuse",
+        })
+    }
+}
+
+/// One locked tool id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedTool {
+    /// The version the upstream's label gives the tool.
+    pub upstream: ToolVersion,
+    /// `sha256:…` of `definition`.
+    pub fingerprint: String,
+    /// The canonical definition, so that a later change can be explained.
+    pub definition: Value,
+}
+
+/// The file as written.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    lockfile: u32,
+    tools: BTreeMap<String, LockedTool>,
+}
+
+/// A lockfile, read.
+#[derive(Debug, Default, PartialEq)]
+pub struct Lockfile {
+    /// Id (`Toolkit.Tool@x.y.z`) → entry, sorted.
+    tools: BTreeMap<String, LockedTool>,
+    /// (`Toolkit.Tool`, upstream version) → the served version, for matching listed tools.
+    by_upstream: HashMap<(String, ToolVersion), ToolVersion>,
+}
+
+/// Why a lockfile could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The file could not be read.
+    #[error("cannot read the lockfile {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a lockfile.
+    #[error("{path} is not an otc-bridge lockfile: {detail}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl Lockfile {
+    /// Reads `path`.
+    pub fn load(path: &Path) -> Result<Self, LockError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LockError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|detail| LockError::Invalid {
+            path: path.display().to_string(),
+            detail,
+        })
+    }
+
+    /// Parses a lockfile's text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if file.lockfile != FORMAT {
+            return Err(format!(
+                "format {} is not supported (this bridge writes {FORMAT})",
+                file.lockfile
+            ));
+        }
+        let mut by_upstream = HashMap::new();
+        for (key, locked) in &file.tools {
+            let id: ToolId = key.parse().map_err(|e| format!("'{key}': {e}"))?;
+            let VersionSelector::Exact(version) = id.version else {
+                return Err(format!("'{key}': a locked id needs its full version"));
+            };
+            let name = format!("{}.{}", id.toolkit, id.tool);
+            if let Some(other) = by_upstream.insert((name, locked.upstream), version) {
+                return Err(format!(
+                    "'{key}' and version {other} lock the same upstream version {}",
+                    locked.upstream
+                ));
+            }
+        }
+        Ok(Self {
+            tools: file.tools,
+            by_upstream,
+        })
+    }
+
+    /// The lock of what is served: each tool at its served version, with the version its
+    /// upstream gives it.
+    pub fn of<'a>(served: impl IntoIterator<Item = (&'a MappedTool, ToolVersion)>) -> Self {
+        let mut tools = BTreeMap::new();
+        let mut by_upstream = HashMap::new();
+        for (tool, upstream) in served {
+            let definition = change::canonical(tool);
+            let id = &tool.definition.id;
+            by_upstream.insert(
+                (format!("{}.{}", id.toolkit, id.tool), upstream),
+                tool.definition.version,
+            );
+            tools.insert(
+                id.to_string(),
+                LockedTool {
+                    upstream,
+                    fingerprint: change::fingerprint(&definition),
+                    definition,
+                },
+            );
+        }
+        Self { tools, by_upstream }
+    }
+
+    /// The file's text: pretty JSON, sorted, ending in a newline.
+    pub fn to_text(&self) -> String {
+        let file = File {
+            lockfile: FORMAT,
+            tools: self.tools.clone(),
+        };
+        // Serialising plain values cannot fail.
+        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// The number of locked ids.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether nothing is locked.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The locked ids and their canonical definitions, keyed `Toolkit.Tool@x.y.z`.
+    pub fn definitions(&self) -> BTreeMap<String, Value> {
+        self.tools
+            .iter()
+            .map(|(k, v)| (k.clone(), v.definition.clone()))
+            .collect()
+    }
+
+    /// The locked ids whose tool `now` no longer serves at all (by name and upstream version):
+    /// removed upstream, or relabelled by it.
+    pub fn removed_in<'a>(&'a self, now: &'a Lockfile) -> impl Iterator<Item = &'a str> + 'a {
+        self.tools.iter().filter_map(move |(id, locked)| {
+            let name = id.rsplit_once('@').map_or(id.as_str(), |(name, _)| name);
+            let kept = now
+                .by_upstream
+                .contains_key(&(name.to_owned(), locked.upstream));
+            (!kept).then_some(id.as_str())
+        })
+    }
+
+    /// The locked entry of `name` (`Toolkit.Tool`) for the upstream version `upstream`.
+    fn find(&self, name: &str, upstream: ToolVersion) -> Option<(ToolVersion, &LockedTool)> {
+        let version = *self.by_upstream.get(&(name.to_owned(), upstream))?;
+        let key = format!("{name}@{version}");
+        self.tools.get(&key).map(|locked| (version, locked))
+    }
+}
+
+/// A source's lock and policy, set on its [`crate::policy::SourcePolicy`] when the bridge runs
+/// with a lockfile.
+#[derive(Debug, Clone)]
+pub struct Pins {
+    /// The lockfile.
+    pub lock: Arc<Lockfile>,
+    /// What a change does.
+    pub on_change: OnChange,
+}
+
+/// A listed tool that does not match its lock: changed, or new.
+#[derive(Debug, Clone)]
+pub struct Drift {
+    /// `Toolkit.Tool`.
+    pub name: String,
+    /// The locked version; `None` for a tool the lock lacks.
+    pub locked: Option<ToolVersion>,
+    /// The version it is served at; `None` when it is not served (`refuse`).
+    pub served: Option<ToolVersion>,
+    /// How it changed since it was locked (empty for a new tool).
+    pub change: Change,
+    /// The policy that applied.
+    pub on_change: OnChange,
+}
+
+impl Drift {
+    /// The class of the change, `None` for a new tool.
+    pub fn class(&self) -> Option<Class> {
+        self.change.class()
+    }
+
+    /// For people: what changed, and what was done about it.
+    pub fn message(&self) -> String {
+        let Some(locked) = self.locked else {
+            return match self.served {
+                Some(v) => format!("`{}@{v}` is new since the lock was written", self.name),
+                None => format!(
+                    "`{}` is new upstream and not in the lock; run `otc-bridge lock --update` after review",
+                    self.name
+                ),
+            };
+        };
+        let class = self.class().map_or("no", Class::as_str);
+        let what = self.change.summary(Class::Patch);
+        match self.served {
+            None => format!(
+                "`{}@{locked}` changed upstream since it was locked ({class} change: {what}); run `otc-bridge lock --update` after review",
+                self.name
+            ),
+            Some(v) if v == locked => format!(
+                "`{}@{locked}` changed upstream since it was locked ({class} change: {what}); still served as {locked}",
+                self.name
+            ),
+            Some(v) => format!(
+                "`{}@{locked}` changed upstream since it was locked ({class} change: {what}); served as {v}",
+                self.name
+            ),
+        }
+    }
+}
+
+/// Applies `pins` to one listed tool: the tool to serve (its version set by the lock), or
+/// none, and the drift when it does not match its lock.
+pub fn pin(pins: &Pins, mut tool: MappedTool) -> (Option<MappedTool>, Option<Drift>) {
+    let id = &tool.definition.id;
+    let name = format!("{}.{}", id.toolkit, id.tool);
+    let upstream = tool.definition.version;
+    let Some((locked, entry)) = pins.lock.find(&name, upstream) else {
+        let served = (pins.on_change != OnChange::Refuse).then_some(upstream);
+        let drift = Drift {
+            name,
+            locked: None,
+            served,
+            change: Change::default(),
+            on_change: pins.on_change,
+        };
+        return (served.map(|_| tool), Some(drift));
+    };
+    let definition = change::canonical(&tool);
+    if change::fingerprint(&definition) == entry.fingerprint {
+        set_version(&mut tool, locked);
+        return (Some(tool), None);
+    }
+    let change = change::classify(&entry.definition, &definition);
+    let served = match (pins.on_change, change.class()) {
+        (OnChange::Refuse, _) => None,
+        (OnChange::Warn, _) | (OnChange::Bump, None) => Some(locked),
+        (OnChange::Bump, Some(class)) => Some(change::next_version(locked, class)),
+    };
+    let drift = Drift {
+        name,
+        locked: Some(locked),
+        served,
+        change,
+        on_change: pins.on_change,
+    };
+    let tool = served.map(|version| {
+        set_version(&mut tool, version);
+        tool
+    });
+    (tool, Some(drift))
+}
+
+fn set_version(tool: &mut MappedTool, version: ToolVersion) {
+    let id = &tool.definition.id;
+    tool.definition.id = ToolId::exact(id.toolkit.clone(), id.tool.clone(), version);
+    tool.definition.version = version;
+}
