@@ -40,6 +40,10 @@ pub(crate) enum Command {
     /// Write a lockfile pinning every served tool id to its contract (fingerprint and canonical
     /// definition), or check that the sources still match one. Serve with --lock FILE.
     Lock(LockArgs),
+    /// Compare two versions of a set of tools (each a lockfile, an export, an OpenAPI document or
+    /// a configuration): every changed tool with its class (patch, minor, major) and reasons.
+    /// Exits 1 when anything is major, for CI.
+    Diff(DiffArgs),
     /// Serve the catalog to an MCP host over stdio (for hosts that spawn a command, e.g.
     /// Claude Desktop or Cursor): three meta-tools, search_tools, read_tool and call_tool, or
     /// every tool with --mcp-expose all. Logs go to stderr; stdout carries MCP only.
@@ -148,6 +152,15 @@ pub(crate) struct LockArgs {
     /// Inspection options (sources, config).
     #[command(flatten)]
     pub(crate) inspect: InspectArgs,
+}
+
+/// Options of `diff`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct DiffArgs {
+    /// The old side: a lockfile, an export, an OpenAPI document or an otc-bridge configuration.
+    pub(crate) old: String,
+    /// The new side, of any of the same kinds.
+    pub(crate) new: String,
 }
 
 /// What `--on-change` accepts (clap's side of [`OnChange`]).

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
             Some(Command::Check(args)) => commands::inspect::check(&args, sub).await,
             Some(Command::Export(args)) => commands::export::export(&args, sub).await,
             Some(Command::Lock(args)) => commands::lock::lock(&args, sub).await,
+            Some(Command::Diff(args)) => commands::diff::diff(&args).await,
             Some(Command::Mcp(args)) => commands::mcp::mcp(&args, sub).await,
             Some(Command::Demo(args)) => commands::demo::demo(&args).await,
             Some(Command::DemoMcpServer) => demo::mcp_server::serve_stdio()

@@ -11,6 +11,7 @@
 //! | `slow` | sleeps `ms` milliseconds; a cancelled call is counted |
 //! | `crash` | exits the process with `code` (default 3) |
 //! | `toggle_extra` | adds or removes the tool `extra` and sends `notifications/tools/list_changed` |
+//! | `evolve` | changes `echo`'s definition (`stage`: `original`, `text` a new description, `compatible` a new optional input, `breaking` a new required input) and sends `notifications/tools/list_changed` |
 //! | `stats` | calls and cancellations seen; waits until `wait_for_cancelled` cancellations |
 //!
 //! Fault tools, for the bridge's regression tests (issue 8). They are always callable but listed
@@ -26,7 +27,7 @@
 //! (`PAGE_SIZE` tools per page) so clients must follow `nextCursor`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model as mcp;
@@ -53,6 +54,8 @@ struct State {
     calls: AtomicU64,
     cancelled: watch::Sender<u64>,
     extra: AtomicBool,
+    /// How `echo` is defined now ([`evolve`]).
+    stage: AtomicU8,
 }
 
 impl Default for State {
@@ -61,6 +64,7 @@ impl Default for State {
             calls: AtomicU64::new(0),
             cancelled: watch::channel(0).0,
             extra: AtomicBool::new(false),
+            stage: AtomicU8::new(0),
         }
     }
 }
@@ -169,6 +173,15 @@ fn base_tools() -> Vec<mcp::Tool> {
             "inputSchema": {"type": "object", "properties": {}}
         })),
         tool(json!({
+            "name": "evolve",
+            "description": "Changes the definition of `echo` and announces the change.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"stage": {"type": "string", "enum": STAGES}},
+                "required": ["stage"]
+            }
+        })),
+        tool(json!({
             "name": "stats",
             "description": "Calls handled and calls cancelled by the client so far.",
             "inputSchema": {
@@ -203,6 +216,31 @@ fn fault_tools() -> Vec<mcp::Tool> {
     ]
 }
 
+/// The stages of `evolve`, in the order of `State::stage`.
+const STAGES: [&str; 4] = ["original", "text", "compatible", "breaking"];
+
+/// `echo` as defined at `stage`: the same contract with a new description (`text`), a new
+/// optional input (`compatible`), or a new required input (`breaking`), for the bridge's
+/// lockfile tests.
+fn evolve(mut echo: mcp::Tool, stage: u8) -> mcp::Tool {
+    let mut schema = Value::Object((*echo.input_schema).clone());
+    match STAGES.get(usize::from(stage)).copied() {
+        Some("text") => echo.description = Some("Repeats the message back, word for word.".into()),
+        Some("compatible") => {
+            schema["properties"]["prefix"] = json!({"type": "string"});
+        }
+        Some("breaking") => {
+            schema["properties"]["times"] = json!({"type": "integer", "minimum": 1});
+            schema["required"] = json!(["message", "times"]);
+        }
+        _ => {}
+    }
+    if let Value::Object(map) = schema {
+        echo.input_schema = Arc::new(map);
+    }
+    echo
+}
+
 fn extra_tool() -> mcp::Tool {
     tool(json!({
         "name": "extra",
@@ -219,6 +257,11 @@ const PIXEL_PNG: &str =
 #[serde(deny_unknown_fields)]
 struct Echo {
     message: String,
+}
+
+#[derive(Deserialize)]
+struct Evolve {
+    stage: String,
 }
 
 #[derive(Deserialize)]
@@ -299,7 +342,17 @@ impl DemoServer {
     }
 
     fn tools(&self) -> Vec<mcp::Tool> {
-        let mut tools = base_tools();
+        let stage = self.state.stage.load(Ordering::SeqCst);
+        let mut tools: Vec<mcp::Tool> = base_tools()
+            .into_iter()
+            .map(|t| {
+                if t.name == "echo" {
+                    evolve(t, stage)
+                } else {
+                    t
+                }
+            })
+            .collect();
         if self.list_faults {
             tools.extend(fault_tools());
         }
@@ -363,6 +416,15 @@ impl DemoServer {
                     "extra is now {}",
                     if now { "listed" } else { "gone" }
                 )))
+            }
+            "evolve" => {
+                let stage: Evolve = args(request)?;
+                let Some(n) = STAGES.iter().position(|s| *s == stage.stage) else {
+                    return Err(ErrorData::invalid_params("unknown stage", None));
+                };
+                self.state.stage.store(n as u8, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(text(format!("echo is now {}", stage.stage)))
             }
             "stats" => {
                 let stats: Stats = args(request)?;

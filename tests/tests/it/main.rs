@@ -5,6 +5,7 @@ mod auth;
 mod connections;
 mod edge;
 mod examples;
+mod lock;
 mod mcp;
 mod mcp_host;
 mod openapi;

@@ -15,7 +15,7 @@ async fn streamable_http_lists_calls_and_follows_list_changes() {
     .await
     .unwrap();
     let tools = adapter.list_tools().await.unwrap();
-    assert_eq!(tools.tools.len(), 8);
+    assert_eq!(tools.tools.len(), 9);
     assert_eq!(adapter.child_pid(), None);
     let echoed = invoke(&adapter, &tools, "echo", json!({"message": "over http"})).await;
     assert_eq!(echoed.unwrap(), json!("over http"));
@@ -36,7 +36,7 @@ async fn streamable_http_lists_calls_and_follows_list_changes() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(adapter.list_tools().await.unwrap().tools.len(), 9);
+    assert_eq!(adapter.list_tools().await.unwrap().tools.len(), 10);
     adapter.shutdown().await;
 }
 
@@ -51,7 +51,7 @@ async fn legacy_sse_lists_and_calls() {
     .await
     .unwrap();
     let tools = adapter.list_tools().await.unwrap();
-    assert_eq!(tools.tools.len(), 8);
+    assert_eq!(tools.tools.len(), 9);
     let echoed = invoke(&adapter, &tools, "echo", json!({"message": "over sse"})).await;
     assert_eq!(echoed.unwrap(), json!("over sse"));
     let calls = (0..10).map(|_| invoke(&adapter, &tools, "slow", json!({"ms": 50})));
