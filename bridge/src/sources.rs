@@ -384,6 +384,7 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         "exclude",
         "overrides",
         "context_headers",
+        "on_change",
     ] {
         if let Some(value) = rest.remove(key) {
             bridge_keys.insert(Value::String(key.to_owned()), value);

@@ -314,3 +314,59 @@ async fn diff_is_a_ci_gate_between_two_documents() {
     assert_eq!(major.status.code(), Some(1), "{major:?}");
     assert!(stdout(&major).contains("major Upstream.Leak"));
 }
+
+#[test]
+fn the_readme_shows_the_rule_table_the_classifier_applies() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let (_, rest) = readme.split_once("<!-- rule-table:start -->\n").unwrap();
+    let (table, _) = rest.split_once("<!-- rule-table:end -->").unwrap();
+    assert_eq!(
+        table.trim(),
+        otc_mappings::change::markdown_table().trim(),
+        "README.md's rule table differs from otc_mappings::change::markdown_table()"
+    );
+}
+
+#[tokio::test]
+async fn two_sources_serve_one_toolkit_side_by_side() {
+    let dir = scratch();
+    let v2 = dir.join("v2.yaml");
+    let text = std::fs::read_to_string(document_path()).unwrap();
+    assert!(text.contains("version: 1.2.0"));
+    std::fs::write(&v2, text.replacen("version: 1.2.0", "version: 2.0.0", 1)).unwrap();
+    let v1 = document_path();
+    let (_bridge, url) = spawn_bridge(
+        &[
+            "--openapi",
+            v1.to_str().unwrap(),
+            "--toolkit",
+            "Up",
+            "--base-url",
+            "http://127.0.0.1:9/",
+            "--openapi",
+            v2.to_str().unwrap(),
+            "--toolkit",
+            "Up",
+            "--base-url",
+            "http://127.0.0.1:9/",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        served(&url, "Up.Status").await,
+        ["Up.Status@1.2.0", "Up.Status@2.0.0"]
+    );
+    // `@2` is exactly 2.0.0 and answers; `@1` is exactly 1.0.0, which is not served, and the
+    // refusal names both versions that are.
+    let (status, body) = call(&url, "Up.Slow@1", json!({})).await;
+    assert_eq!(status, 400, "{body}");
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("2.0.0, 1.2.0"), "{message}");
+    let (status, body) = call(&url, "Up.InvalidJson@2", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = call(&url, "Up.InvalidJson@1.2.0", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+}
