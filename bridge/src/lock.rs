@@ -325,3 +325,136 @@ fn set_version(tool: &mut MappedTool, version: ToolVersion) {
     tool.definition.id = ToolId::exact(id.toolkit.clone(), id.tool.clone(), version);
     tool.definition.version = version;
 }
+
+#[cfg(test)]
+mod tests {
+    use otc_mappings::Target;
+    use otc_mappings::otc::ToolDefinition;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(description: &str, version: ToolVersion) -> MappedTool {
+        MappedTool {
+            definition: ToolDefinition {
+                id: ToolId::exact("Kit", "Echo", version),
+                name: "Kit_Echo".to_owned(),
+                description: description.to_owned(),
+                version,
+                input_schema: json!({"type": "object", "properties": {"m": {"type": "string"}}})
+                    .into(),
+                output_schema: None,
+                requirements: None,
+            },
+            target: Target::Named {
+                name: "echo".to_owned(),
+            },
+            destructive: false,
+        }
+    }
+
+    fn pins(lock: Lockfile, on_change: OnChange) -> Pins {
+        Pins {
+            lock: Arc::new(lock),
+            on_change,
+        }
+    }
+
+    const V1: ToolVersion = ToolVersion::new(1, 0, 0);
+
+    /// A lock of `Kit.Echo` served at 1.4.2 from upstream 1.0.0.
+    fn locked() -> Lockfile {
+        let mut served = tool("Echoes.", V1);
+        set_version(&mut served, ToolVersion::new(1, 4, 2));
+        Lockfile::of([(&served, V1)])
+    }
+
+    #[test]
+    fn the_text_round_trips_and_is_stable() {
+        let lock = locked();
+        let text = lock.to_text();
+        let again = Lockfile::parse(&text).unwrap();
+        assert_eq!(again, lock);
+        assert_eq!(again.to_text(), text);
+        assert!(text.contains("\"Kit.Echo@1.4.2\""), "{text}");
+    }
+
+    #[test]
+    fn a_bad_file_is_refused_with_a_reason() {
+        for (text, reason) in [
+            (r#"{"lockfile": 2, "tools": {}}"#, "format 2"),
+            (
+                r#"{"lockfile": 1, "tools": {"Kit.Echo@1": {"upstream": "1.0.0", "fingerprint": "x", "definition": {}}}}"#,
+                "full version",
+            ),
+            (r#"{"lockfile": 1}"#, "tools"),
+            (
+                r#"{"lockfile": 1, "tools": {"Kit.Echo@1.0.0": {"upstream": "1.0.0", "fingerprint": "x", "definition": {}},
+                 "Kit.Echo@2.0.0": {"upstream": "1.0.0", "fingerprint": "x", "definition": {}}}}"#,
+                "same upstream",
+            ),
+        ] {
+            let err = Lockfile::parse(text).unwrap_err();
+            assert!(err.contains(reason), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_unchanged_tool_is_served_at_its_locked_version() {
+        for policy in [OnChange::Bump, OnChange::Warn, OnChange::Refuse] {
+            let (served, drift) = pin(&pins(locked(), policy), tool("Echoes.", V1));
+            assert_eq!(served.unwrap().definition.id.to_string(), "Kit.Echo@1.4.2");
+            assert!(drift.is_none());
+        }
+    }
+
+    #[test]
+    fn a_changed_tool_follows_the_policy() {
+        let changed = || tool("Echoes, and sends a copy elsewhere.", V1);
+        let (served, drift) = pin(&pins(locked(), OnChange::Bump), changed());
+        assert_eq!(
+            served.unwrap().definition.version,
+            ToolVersion::new(1, 4, 3)
+        );
+        assert_eq!(drift.unwrap().class(), Some(Class::Patch));
+
+        let (served, drift) = pin(&pins(locked(), OnChange::Warn), changed());
+        assert_eq!(
+            served.unwrap().definition.version,
+            ToolVersion::new(1, 4, 2)
+        );
+        assert!(drift.unwrap().message().contains("still served as 1.4.2"));
+
+        let (served, drift) = pin(&pins(locked(), OnChange::Refuse), changed());
+        assert!(served.is_none());
+        let message = drift.unwrap().message();
+        assert!(
+            message.starts_with("`Kit.Echo@1.4.2` changed upstream since it was locked (patch change: description changed)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_tool_the_lock_lacks_is_new() {
+        let relabelled = tool("Echoes.", ToolVersion::new(2, 0, 0));
+        let (served, drift) = pin(&pins(locked(), OnChange::Bump), relabelled.clone());
+        assert_eq!(
+            served.unwrap().definition.version,
+            ToolVersion::new(2, 0, 0)
+        );
+        assert_eq!(drift.unwrap().locked, None);
+        let (served, drift) = pin(&pins(locked(), OnChange::Refuse), relabelled);
+        assert!(served.is_none());
+        assert!(drift.unwrap().message().contains("not in the lock"));
+    }
+
+    #[test]
+    fn removed_tools_are_named() {
+        let now = Lockfile::default();
+        assert_eq!(
+            locked().removed_in(&now).collect::<Vec<_>>(),
+            ["Kit.Echo@1.4.2"]
+        );
+        assert_eq!(locked().removed_in(&locked()).count(), 0);
+    }
+}

@@ -490,16 +490,22 @@ impl ApiError {
                 text.push_str("\nUse search_tools to find a tool, then call it by its path.");
                 text
             }
-            Self::UnknownVersion { available, .. } => {
+            Self::UnknownVersion {
+                available, changed, ..
+            } => {
                 let list: Vec<String> = available.iter().map(ToString::to_string).collect();
                 error
                     .extra
                     .insert("versions".to_owned(), list.clone().into());
-                format!(
+                let mut text = format!(
                     "Error: Tool not found: {} (served versions: {}; '@x' means exactly x.0.0, no version means the latest)",
                     echo(path),
                     list.join(", ")
-                )
+                );
+                if let Some(changed) = changed {
+                    let _ = write!(text, "\n{}", capitalise(&changed));
+                }
+                text
             }
             Self::MissingRequirements {
                 missing,

@@ -21,7 +21,7 @@ use otc_mappings::otc::{ToolDefinition, ToolVersion};
 use otc_mappings::{MappedTool, Target};
 use serde_json::Value;
 
-use super::inspect::{list_config, print_problems};
+use super::inspect::list_config;
 use crate::cli::DiffArgs;
 
 pub(crate) async fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
@@ -105,8 +105,13 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
         );
     };
     let listed = list_config(file).await?;
-    if print_problems(&listed.reports) {
-        anyhow::bail!("{path}: a source failed to list");
+    // What translation noted is for `check`; here only a source that could not be listed counts.
+    if let Some(failed) = listed.reports.iter().find(|r| r.error.is_some()) {
+        anyhow::bail!(
+            "{path}: source {} failed: {}",
+            failed.name,
+            failed.error.as_deref().unwrap_or_default()
+        );
     }
     Ok(highest(listed.catalog.entries().iter().map(|e| {
         let id = &e.definition().id;

