@@ -83,7 +83,9 @@ fn verb(word: &str) -> Actions {
 /// path: a `GET` ending in a path parameter reads one thing, one ending in a plural word lists,
 /// any other may do either (`/user`, `/glossary`); the verbs of its name add only what the
 /// method does not say (`POST …/destroy` deletes), since "get" in a generated name is just the
-/// method. Without one (an MCP tool), from the verbs of its name.
+/// method. An RPC-style API posts to a verb (`POST /subaccounts/list.json`,
+/// `POST /messages/info`): a `POST` whose last segment is a verb does what the verb says, not
+/// necessarily create. Without an operation (an MCP tool), from the verbs of its name.
 pub(crate) fn of_tool<'a>(
     operation: Option<(&str, &str)>,
     name_words: impl IntoIterator<Item = &'a str>,
@@ -92,17 +94,41 @@ pub(crate) fn of_tool<'a>(
     let Some((method, path)) = operation else {
         return named;
     };
-    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let last = last_segment(path);
+    let is_parameter = last.starts_with('{') && last.ends_with('}');
     let from_method = match method.to_ascii_uppercase().as_str() {
-        "GET" | "HEAD" if last.starts_with('{') && last.ends_with('}') => READ,
+        "GET" | "HEAD" if is_parameter => READ,
         "GET" | "HEAD" if is_plural(last) => LIST,
         "GET" | "HEAD" => LIST | READ,
+        "POST" if !is_parameter && verb(last) != 0 => verb(last),
         "POST" => CREATE,
         "PUT" | "PATCH" => UPDATE,
         "DELETE" => DELETE,
         _ => 0,
     };
     from_method | (named & (CREATE | UPDATE | DELETE))
+}
+
+/// The last segment of a path template, without the response format some APIs append to it:
+/// an extension (`/script_tags.json`, `/{id}.xml`) or a parameter glued to it
+/// (`/Accounts{mediaTypeExtension}`, `/{id}{format}`). What the operation acts on is the part
+/// before.
+fn last_segment(path: &str) -> &str {
+    let mut last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    if last.ends_with('}')
+        && let Some(open) = last.rfind('{')
+        && open > 0
+    {
+        last = &last[..open];
+    }
+    if let Some((stem, extension)) = last.rsplit_once('.')
+        && !stem.is_empty()
+        && (1..=5).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        last = stem;
+    }
+    last
 }
 
 /// Whether a path segment reads as a plural noun (`script_tags`, `branches`; not `status`,
@@ -116,11 +142,25 @@ fn is_plural(segment: &str) -> bool {
     word.len() > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e))
 }
 
-/// What a request asks to do: its verbs, plus "by id"/"by key" (one thing, read) and
-/// "every"/"all" (many, listed). Empty when it says nothing about it.
+/// Words that, before a noun, ask for one particular thing ("a single update", "that specific
+/// order").
+const ONE: &[&str] = &["single", "specific", "particular", "individual"];
+
+/// Words that open a question. A question asks to know something, which is reading or listing,
+/// not changing anything ("which actions are allowed…?" reads the setting rather than sets it).
+const QUESTION: &[&str] = &[
+    "what", "what's", "whats", "which", "who", "whose", "where", "when", "how", "is", "are",
+    "does", "do", "did", "has", "have",
+];
+
+/// What a request asks to do: its verbs, plus "by id"/"by key" and "single"/"specific" (one
+/// thing, read) and "every"/"all" (many, listed). A question without a verb of its own (one
+/// ending in "?" or opening with "what", "which", "is" …) asks to read or list. Empty when it
+/// says nothing about it.
 pub(crate) fn of_query(query: &str) -> Actions {
     let words: Vec<&str> = query
-        .split(|c: char| !c.is_alphanumeric())
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\''))
         .filter(|w| !w.is_empty())
         .collect();
     let mut actions = 0;
@@ -130,6 +170,9 @@ pub(crate) fn of_query(query: &str) -> Actions {
         if MANY.contains(&lower.as_str()) {
             actions |= LIST;
         }
+        if ONE.contains(&lower.as_str()) {
+            actions |= READ;
+        }
         if lower == "by"
             && words
                 .get(i + 1)
@@ -137,6 +180,13 @@ pub(crate) fn of_query(query: &str) -> Actions {
         {
             actions |= READ;
         }
+    }
+    let question = query.trim_end().ends_with('?')
+        || words
+            .first()
+            .is_some_and(|w| QUESTION.contains(&w.to_ascii_lowercase().as_str()));
+    if question && actions & (CREATE | UPDATE | DELETE) == 0 {
+        actions |= LIST | READ;
     }
     actions
 }
@@ -159,7 +209,14 @@ mod tests {
         );
         assert_eq!(
             of_tool(
-                Some(("POST", "/direct_messages/destroy")),
+                Some(("POST", "/direct_messages/{id}/destroy")),
+                ["Direct", "Messages", "Destroy"]
+            ),
+            DELETE
+        );
+        assert_eq!(
+            of_tool(
+                Some(("POST", "/direct_messages")),
                 ["Direct", "Messages", "Destroy"]
             ),
             CREATE | DELETE
@@ -169,11 +226,62 @@ mod tests {
     }
 
     #[test]
+    fn a_response_format_after_the_last_segment_is_not_what_is_acted_on() {
+        assert_eq!(
+            of_tool(Some(("GET", "/v1/script_tags.json")), ["Get"]),
+            LIST
+        );
+        assert_eq!(
+            of_tool(Some(("GET", "/v1/script_tags/{id}.json")), ["Get"]),
+            READ
+        );
+        assert_eq!(
+            of_tool(Some(("GET", "/Accounts{mediaTypeExtension}")), ["Get"]),
+            LIST
+        );
+        assert_eq!(
+            of_tool(Some(("GET", "/updates/{id}{format}")), ["Get"]),
+            READ
+        );
+        // A parameter alone, or a dot inside a word, is not a format.
+        assert_eq!(of_tool(Some(("GET", "/files/{path}")), ["Get"]), READ);
+        assert_eq!(of_tool(Some(("GET", "/v1.2/jobs")), ["Get"]), LIST);
+    }
+
+    #[test]
+    fn an_rpc_post_does_what_its_last_segment_says() {
+        assert_eq!(
+            of_tool(Some(("POST", "/subaccounts/list.json")), ["Post"]),
+            LIST
+        );
+        assert_eq!(
+            of_tool(Some(("POST", "/messages/delete")), ["Post"]),
+            DELETE
+        );
+        assert_eq!(of_tool(Some(("POST", "/messages/send")), ["Post"]), CREATE);
+        assert_eq!(of_tool(Some(("POST", "/pets/{list}")), ["Post"]), CREATE);
+    }
+
+    #[test]
+    fn a_question_asks_to_read_unless_it_names_a_change() {
+        assert_eq!(of_query("which actions are allowed in acme?"), LIST | READ);
+        assert_eq!(of_query("what's the status of order 7"), LIST | READ);
+        assert_eq!(of_query("can you delete order 7?"), DELETE);
+        assert_eq!(of_query("order 7 status"), 0);
+    }
+
+    #[test]
+    fn single_asks_for_one_thing() {
+        assert_eq!(of_query("a single scheduled post"), READ);
+        assert_eq!(of_query("that specific invoice"), READ);
+    }
+
+    #[test]
     fn a_request_says_what_it_wants_done() {
         assert_eq!(of_query("twitter compliance job status by id"), READ);
         assert_eq!(of_query("list every script tag"), LIST);
         assert_eq!(of_query("remove pet 10 from the store"), DELETE);
         assert_eq!(of_query("create or update three events"), CREATE | UPDATE);
-        assert_eq!(of_query("what privileges does my account have?"), 0);
+        assert_eq!(of_query("privileges of my account"), 0);
     }
 }

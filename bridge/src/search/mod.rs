@@ -16,7 +16,10 @@
 //! [`synonyms`]), as weaker evidence than the word itself. **What the tool does.** Siblings
 //! that share every noun (`ListJobs`, `GetJob`, `CreateJob`) are told apart by their action
 //! (from the HTTP method and path, or the verbs of an MCP tool's name) against what the request
-//! asks ("… by id", "every …", "remove …"; see [`action`]). Parameters' allowed values are
+//! asks ("… by id", "every …", "remove …"; see [`action`]). A response format glued to the
+//! path (`/script_tags.json`, `/Accounts{mediaTypeExtension}`) is not what the tool acts on, an
+//! RPC-style `POST …/list` lists, and a question ("which … are allowed?") asks to read or list
+//! unless it names a change. Parameters' allowed values are
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
