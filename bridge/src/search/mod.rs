@@ -3,8 +3,8 @@
 //! from definitions in memory and answers from memory, so the caller rebuilds it with the
 //! catalog and swaps both at once.
 //!
-//! **Ranking.** BM25F over five fields of each tool (toolkit, tool name, description, parameter
-//! names, parameter descriptions; see [`document`]), with identifier splitting and English
+//! **Ranking.** BM25F over six fields of each tool (toolkit, tool name, description, the literal
+//! segments of an HTTP path, parameter names, parameter descriptions; see [`document`]), with identifier splitting and English
 //! stemming ([`tokenize`]). Term frequencies are weighted per field and length-normalised per
 //! field before BM25's saturation, so a word in a tool's name outweighs the same word repeated
 //! in a long description. The score is then scaled by the query's *coverage*: the share of its

@@ -322,3 +322,19 @@ fn what_the_request_asks_orders_siblings() {
         Some("Jobs.CreateComplianceJob")
     );
 }
+
+#[test]
+fn the_literal_segments_of_a_path_are_searched() {
+    let mut tools = catalog();
+    tools.push(http(
+        tool("Shop", "GetInline", "Returns them.", &json!({})),
+        "GET",
+        "/appstore/v1/inline_script_tags/{inlineScriptTagId}.json",
+    ));
+    let index = SearchIndex::build(&tools);
+    let found = ids(&index, &tools, "inline script tags");
+    assert_eq!(found.first().map(String::as_str), Some("Shop.GetInline"));
+    // A path parameter's name is an input, not what the tool is about.
+    assert!(document::path_literals("/tags/{inlineScriptTagId}.json").contains("tags"));
+    assert!(!document::path_literals("/tags/{inlineScriptTagId}.json").contains("inline"));
+}
