@@ -338,3 +338,20 @@ fn the_literal_segments_of_a_path_are_searched() {
     assert!(document::path_literals("/tags/{inlineScriptTagId}.json").contains("tags"));
     assert!(!document::path_literals("/tags/{inlineScriptTagId}.json").contains("inline"));
 }
+
+#[test]
+fn the_filler_of_spoken_requests_is_not_a_word_to_match() {
+    let tokenizer = Tokenizer::default();
+    let terms: Vec<String> = tokenizer
+        .collect("I actually need to know which repos I currently own", false)
+        .into_iter()
+        .map(|t| t.term)
+        .collect();
+    assert_eq!(terms, ["repo"]);
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    assert_eq!(
+        ids(&index, &tools, "get the repository"),
+        ids(&index, &tools, "actually just get the repository again now")
+    );
+}
