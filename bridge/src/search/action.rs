@@ -17,6 +17,17 @@ pub(crate) const READ: Actions = 1 << 1;
 pub(crate) const CREATE: Actions = 1 << 2;
 pub(crate) const UPDATE: Actions = 1 << 3;
 pub(crate) const DELETE: Actions = 1 << 4;
+/// Not an action but whose thing it is: the caller's own (`GET /me/privileges`,
+/// `/users/self`) against "my privileges". It only ever adds to a tool's rank.
+pub(crate) const MINE: Actions = 1 << 5;
+/// What a tool does, without [`MINE`].
+pub(crate) const DOES: Actions = LIST | READ | CREATE | UPDATE | DELETE;
+
+/// Path segments that name the caller rather than someone given by a parameter.
+const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];
+
+/// Words by which a request speaks of the caller's own things.
+const FIRST_PERSON: &[&str] = &["my", "mine", "me", "myself"];
 
 /// Verbs (lowercased, unstemmed) and the action each names, in tool names and requests alike.
 /// Words that are nouns as often as verbs in API names ("post", "set" as in "data set",
@@ -94,6 +105,9 @@ pub(crate) fn of_tool<'a>(
     let Some((method, path)) = operation else {
         return named;
     };
+    let mine = path
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|s| SELF_SEGMENTS.iter().any(|m| m.eq_ignore_ascii_case(s)));
     let last = last_segment(path);
     let is_parameter = last.starts_with('{') && last.ends_with('}');
     let from_method = match method.to_ascii_uppercase().as_str() {
@@ -106,7 +120,7 @@ pub(crate) fn of_tool<'a>(
         "DELETE" => DELETE,
         _ => 0,
     };
-    from_method | (named & (CREATE | UPDATE | DELETE))
+    from_method | (named & (CREATE | UPDATE | DELETE)) | if mine { MINE } else { 0 }
 }
 
 /// The last segment of a path template, without the response format some APIs append to it:
@@ -172,6 +186,9 @@ pub(crate) fn of_query(query: &str) -> Actions {
         }
         if ONE.contains(&lower.as_str()) {
             actions |= READ;
+        }
+        if FIRST_PERSON.contains(&lower.as_str()) {
+            actions |= MINE;
         }
         if lower == "by"
             && words
@@ -271,6 +288,21 @@ mod tests {
     }
 
     #[test]
+    fn my_things_are_the_callers_own() {
+        assert_eq!(
+            of_tool(Some(("GET", "/me/privileges")), ["Get"]),
+            LIST | MINE
+        );
+        assert_eq!(
+            of_tool(Some(("GET", "/users/self.json")), ["Get"]),
+            LIST | READ | MINE
+        );
+        assert_eq!(of_tool(Some(("GET", "/users/{id}/memes")), ["Get"]), LIST);
+        assert_eq!(of_query("privileges of my account"), MINE);
+        assert_eq!(of_query("show me my badges"), READ | MINE);
+    }
+
+    #[test]
     fn single_asks_for_one_thing() {
         assert_eq!(of_query("a single scheduled post"), READ);
         assert_eq!(of_query("that specific invoice"), READ);
@@ -282,6 +314,6 @@ mod tests {
         assert_eq!(of_query("list every script tag"), LIST);
         assert_eq!(of_query("remove pet 10 from the store"), DELETE);
         assert_eq!(of_query("create or update three events"), CREATE | UPDATE);
-        assert_eq!(of_query("privileges of my account"), 0);
+        assert_eq!(of_query("privileges of the account"), 0);
     }
 }

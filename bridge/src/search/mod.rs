@@ -19,7 +19,8 @@
 //! asks ("… by id", "every …", "remove …"; see [`action`]). A response format glued to the
 //! path (`/script_tags.json`, `/Accounts{mediaTypeExtension}`) is not what the tool acts on, an
 //! RPC-style `POST …/list` lists, and a question ("which … are allowed?") asks to read or list
-//! unless it names a change. Parameters' allowed values are
+//! unless it names a change. A request about "my" things prefers the tools about the caller's
+//! own (`/me/…`, `/users/self`). Parameters' allowed values are
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
@@ -92,6 +93,9 @@ const SYNONYM_WEIGHT: f32 = 0.6;
 /// relevance gate is passed.
 const ACTION_BONUS: f32 = 0.3;
 const ACTION_PENALTY: f32 = 0.2;
+/// The bonus for a tool about the caller's own things (`/me/…`) when the request says "my":
+/// `score × (1 + MINE_BONUS)`.
+const MINE_BONUS: f32 = 0.3;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -419,10 +423,14 @@ impl SearchIndex {
             if coverage < SURE_COVERAGE && relevance < MIN_SCORE * self.unseen_idf {
                 continue;
             }
-            if self.actions[d] & wanted != 0 {
+            let (does, wants) = (self.actions[d] & action::DOES, wanted & action::DOES);
+            if does & wants != 0 {
                 relevance *= 1.0 + ACTION_BONUS;
-            } else if wanted != 0 && self.actions[d] != 0 {
+            } else if wants != 0 && does != 0 {
                 relevance *= 1.0 - ACTION_PENALTY;
+            }
+            if self.actions[d] & wanted & action::MINE != 0 {
+                relevance *= 1.0 + MINE_BONUS;
             }
             hits.push(Hit {
                 position: d,
