@@ -89,6 +89,8 @@ const MAX_PROPERTIES: usize = 64;
 pub(crate) struct Document {
     pub(crate) texts: Vec<(Field, String)>,
     pub(crate) actions: Actions,
+    /// Whether the tool says it is deprecated (see [`is_deprecated`]).
+    pub(crate) deprecated: bool,
 }
 
 impl Document {
@@ -116,8 +118,29 @@ impl Document {
             texts.push((Field::Path, path_literals(path)));
         }
         let actions = action::of_tool(operation, split_identifier(&tool.id.tool));
-        Self { texts, actions }
+        let deprecated = is_deprecated(&tool.description);
+        Self {
+            texts,
+            actions,
+            deprecated,
+        }
     }
+}
+
+/// Whether a description says its operation is deprecated: a sentence of it opens with
+/// "deprecated" (the OpenAPI mapper writes "Deprecated." first for `deprecated: true`; others
+/// write "deprecated: use … instead"). A parameter's deprecation, said inside a sentence, is not
+/// the operation's.
+pub(crate) fn is_deprecated(description: &str) -> bool {
+    description
+        .split(['.', '!', '?', '\n'])
+        .map(|sentence| sentence.trim_start_matches(|c: char| !c.is_alphanumeric()))
+        .any(|sentence| {
+            sentence
+                .get(..10)
+                .is_some_and(|start| start.eq_ignore_ascii_case("deprecated"))
+                && !sentence[10..].starts_with(|c: char| c.is_alphanumeric())
+        })
 }
 
 /// The literal segments of a path template (`/tags/{tagId}.json` → `tags json`), parameters

@@ -20,7 +20,8 @@
 //! path (`/script_tags.json`, `/Accounts{mediaTypeExtension}`) is not what the tool acts on, an
 //! RPC-style `POST …/list` lists, and a question ("which … are allowed?") asks to read or list
 //! unless it names a change. A request about "my" things prefers the tools about the caller's
-//! own (`/me/…`, `/users/self`). Parameters' allowed values are
+//! own (`/me/…`, `/users/self`). A tool that says it is deprecated ranks below the one that
+//! replaces it. Parameters' allowed values are
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
@@ -96,6 +97,9 @@ const ACTION_PENALTY: f32 = 0.2;
 /// The bonus for a tool about the caller's own things (`/me/…`) when the request says "my":
 /// `score × (1 + MINE_BONUS)`.
 const MINE_BONUS: f32 = 0.3;
+/// The cost for a tool that says it is deprecated: its replacement, which does the same, ranks
+/// first (`score × (1 - DEPRECATED_PENALTY)`).
+const DEPRECATED_PENALTY: f32 = 0.3;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -133,6 +137,8 @@ pub struct SearchIndex {
     toolkit_of: Vec<u32>,
     /// What each tool does ([`action`]).
     actions: Vec<Actions>,
+    /// Whether each tool says it is deprecated.
+    deprecated: Vec<bool>,
     /// Toolkit names, lowercased.
     toolkits: Vec<Box<str>>,
     /// The IDF of a term no tool has.
@@ -148,6 +154,7 @@ impl SearchIndex {
         let mut toolkits: Vec<Box<str>> = Vec::new();
         let mut toolkit_of = Vec::new();
         let mut actions = Vec::new();
+        let mut deprecated = Vec::new();
         // Per tool: (term, occurrences per field), and the length of each field in terms.
         let mut counted: Vec<Vec<(u32, [u16; FIELDS])>> = Vec::new();
         let mut lengths: Vec<[u32; FIELDS]> = Vec::new();
@@ -167,6 +174,7 @@ impl SearchIndex {
             name_starts.push(name_terms.len() as u32);
             let document = Document::of(tool);
             actions.push(document.actions);
+            deprecated.push(document.deprecated);
             for (field, text) in document.texts {
                 let f = field as usize;
                 tokenizer.tokens(&text, false, |token| {
@@ -258,6 +266,7 @@ impl SearchIndex {
             name_terms,
             toolkit_of,
             actions,
+            deprecated,
             toolkits,
             unseen_idf: bm25_idf(n, 0.0),
         }
@@ -432,6 +441,9 @@ impl SearchIndex {
             if self.actions[d] & wanted & action::MINE != 0 {
                 relevance *= 1.0 + MINE_BONUS;
             }
+            if self.deprecated[d] {
+                relevance *= 1.0 - DEPRECATED_PENALTY;
+            }
             hits.push(Hit {
                 position: d,
                 score: relevance,
@@ -519,6 +531,7 @@ impl SearchIndex {
             + self.name_terms.capacity() * size_of::<u32>()
             + self.toolkit_of.capacity() * size_of::<u32>()
             + self.actions.capacity() * size_of::<Actions>()
+            + self.deprecated.capacity()
             + self.toolkits.capacity() * size_of::<Box<str>>()
             + self.toolkits.iter().map(|t| t.len()).sum::<usize>()
     }

@@ -355,3 +355,30 @@ fn the_filler_of_spoken_requests_is_not_a_word_to_match() {
         ids(&index, &tools, "actually just get the repository again now")
     );
 }
+
+#[test]
+fn a_deprecated_tool_ranks_below_its_replacement() {
+    assert!(document::is_deprecated("Deprecated.  Get a team (Legacy)"));
+    assert!(document::is_deprecated(
+        "watch changes to a Service. deprecated: use the 'watch' parameter instead."
+    ));
+    assert!(!document::is_deprecated(
+        "Update an organization. The `members_can_create` parameter is deprecated."
+    ));
+    assert!(!document::is_deprecated(
+        "Deprecation notices of the account."
+    ));
+    let mut tools = catalog();
+    tools.insert(
+        0,
+        tool("Teams", "GetTeam", "Deprecated. Get a team.", &json!({})),
+    );
+    tools.push(tool(
+        "Teams",
+        "GetTeamV2",
+        "Get a team by slug.",
+        &json!({}),
+    ));
+    let index = SearchIndex::build(&tools);
+    assert_eq!(ids(&index, &tools, "get a team")[0], "Teams.GetTeamV2");
+}
