@@ -168,18 +168,36 @@ const QUESTION: &[&str] = &[
 ];
 
 /// What a request asks to do: its verbs, plus "by id"/"by key" and "single"/"specific" (one
-/// thing, read) and "every"/"all" (many, listed). A question without a verb of its own (one
-/// ending in "?" or opening with "what", "which", "is" …) asks to read or list. Empty when it
-/// says nothing about it.
+/// thing, read), "every"/"all" (many, listed) and "my" ([`MINE`]). A request that opens with a
+/// verb is imperative: that verb (and those joined to it by "or"/"and") is what it asks, and
+/// later verb-like words are its nouns ("replace the list of users", "get the latest update").
+/// A question without a verb of its own (one ending in "?" or opening with "what", "which",
+/// "is" …) asks to read or list. Empty when it says nothing about it.
 pub(crate) fn of_query(query: &str) -> Actions {
     let words: Vec<&str> = query
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .map(|w| w.trim_matches('\''))
         .filter(|w| !w.is_empty())
         .collect();
-    let mut actions = 0;
+    // An imperative request opens with its verb ("get the scheduled update", "replace the
+    // list of users"); later verb-like words are then its nouns, unless joined to the first
+    // by "or"/"and" ("create or update …").
+    let mut leading = words.first().map_or(0, |w| verb(w));
+    if leading != 0 {
+        let mut at = 1;
+        while let [joint, next, ..] = &words[at.min(words.len())..]
+            && matches!(joint.to_ascii_lowercase().as_str(), "or" | "and")
+            && verb(next) != 0
+        {
+            leading |= verb(next);
+            at += 2;
+        }
+    }
+    let mut actions = leading;
     for (i, word) in words.iter().enumerate() {
-        actions |= verb(word);
+        if leading == 0 {
+            actions |= verb(word);
+        }
         let lower = word.to_ascii_lowercase();
         if MANY.contains(&lower.as_str()) {
             actions |= LIST;
@@ -300,6 +318,20 @@ mod tests {
         assert_eq!(of_tool(Some(("GET", "/users/{id}/memes")), ["Get"]), LIST);
         assert_eq!(of_query("privileges of my account"), MINE);
         assert_eq!(of_query("show me my badges"), READ | MINE);
+    }
+
+    #[test]
+    fn an_imperative_request_does_what_its_first_verb_says() {
+        assert_eq!(of_query("replace the list of users allowed"), UPDATE);
+        assert_eq!(of_query("get the latest update of the order"), READ);
+        assert_eq!(of_query("create or update three events"), CREATE | UPDATE);
+        assert_eq!(of_query("delete and add a label"), DELETE | CREATE);
+        // Not imperative: every verb-like word counts.
+        assert_eq!(of_query("badges list"), LIST);
+        assert_eq!(
+            of_query("a new label, then delete the old"),
+            CREATE | DELETE
+        );
     }
 
     #[test]

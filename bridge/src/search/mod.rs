@@ -19,7 +19,8 @@
 //! asks ("… by id", "every …", "remove …"; see [`action`]). A response format glued to the
 //! path (`/script_tags.json`, `/Accounts{mediaTypeExtension}`) is not what the tool acts on, an
 //! RPC-style `POST …/list` lists, and a question ("which … are allowed?") asks to read or list
-//! unless it names a change. A request about "my" things prefers the tools about the caller's
+//! unless it names a change. A request that opens with a verb asks what that verb says; its
+//! later verb-like words are nouns ("replace the list of users"). A request about "my" things prefers the tools about the caller's
 //! own (`/me/…`, `/users/self`). A tool that says it is deprecated ranks below the one that
 //! replaces it. Parameters' allowed values are
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
