@@ -26,8 +26,9 @@ pub(crate) const DOES: Actions = LIST | READ | CREATE | UPDATE | DELETE;
 /// Path segments that name the caller rather than someone given by a parameter.
 const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];
 
-/// Words by which a request speaks of the caller's own things.
-const FIRST_PERSON: &[&str] = &["my", "mine", "me", "myself"];
+/// Words by which a request speaks of the caller's own things ("me" is left out: "show me the
+/// orders" is not about the caller's orders).
+const FIRST_PERSON: &[&str] = &["my", "mine", "myself"];
 
 /// Verbs (lowercased, unstemmed) and the action each names, in tool names and requests alike.
 /// Words that are nouns as often as verbs in API names ("post", "set" as in "data set",
@@ -160,6 +161,14 @@ fn is_plural(segment: &str) -> bool {
 /// order").
 const ONE: &[&str] = &["single", "specific", "particular", "individual"];
 
+/// Words that may come before a request's verb without being its subject ("please", "can you",
+/// "I'd like to", "help me").
+const POLITE: &[&str] = &[
+    "please", "kindly", "can", "could", "would", "will", "you", "i", "i'd", "we", "want", "need",
+    "like", "to", "help", "me", "us", "let's", "lets", "let", "go", "ahead", "just", "now", "then",
+    "also", "hey", "hi", "ok", "okay",
+];
+
 /// Words that open a question. A question asks to know something, which is reading or listing,
 /// not changing anything ("which actions are allowed…?" reads the setting rather than sets it).
 const QUESTION: &[&str] = &[
@@ -182,9 +191,14 @@ pub(crate) fn of_query(query: &str) -> Actions {
     // An imperative request opens with its verb ("get the scheduled update", "replace the
     // list of users"); later verb-like words are then its nouns, unless joined to the first
     // by "or"/"and" ("create or update …").
-    let mut leading = words.first().map_or(0, |w| verb(w));
+    // Politeness before the verb ("please", "can you", "I want to") does not make it less so.
+    let start = words
+        .iter()
+        .position(|w| !POLITE.contains(&w.to_ascii_lowercase().as_str()))
+        .unwrap_or(words.len());
+    let mut leading = words.get(start).map_or(0, |w| verb(w));
     if leading != 0 {
-        let mut at = 1;
+        let mut at = start + 1;
         while let [joint, next, ..] = &words[at.min(words.len())..]
             && matches!(joint.to_ascii_lowercase().as_str(), "or" | "and")
             && verb(next) != 0
@@ -318,6 +332,7 @@ mod tests {
         assert_eq!(of_tool(Some(("GET", "/users/{id}/memes")), ["Get"]), LIST);
         assert_eq!(of_query("privileges of my account"), MINE);
         assert_eq!(of_query("show me my badges"), READ | MINE);
+        assert_eq!(of_query("show me the badges"), READ);
     }
 
     #[test]
@@ -326,6 +341,8 @@ mod tests {
         assert_eq!(of_query("get the latest update of the order"), READ);
         assert_eq!(of_query("create or update three events"), CREATE | UPDATE);
         assert_eq!(of_query("delete and add a label"), DELETE | CREATE);
+        assert_eq!(of_query("please get the latest update"), READ);
+        assert_eq!(of_query("can you show me the list of users"), READ);
         // Not imperative: every verb-like word counts.
         assert_eq!(of_query("badges list"), LIST);
         assert_eq!(
