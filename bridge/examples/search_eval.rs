@@ -6,7 +6,8 @@
 //! ```sh
 //! cargo run --release -p otc-bridge --example search_eval -- \
 //!     --manifest ../shared/corpus/openapi/manifest.json \
-//!     --queries ../shared/search/dev-queries.json [--scale 10000] [--misses]
+//!     --queries ../shared/search/dev-queries.json [--scale 10000] [--misses] [--half odd|even]
+//!     [--query TEXT] [--dump FILE]
 //! ```
 //!
 //! `bench/search/run.sh` is the entry point; it passes the shared corpus and query set.
@@ -63,6 +64,12 @@ struct Args {
     misses: bool,
     /// Rank this one request and print the top ten with scores, instead of the query set.
     query: Option<String>,
+    /// Only the queries at odd (1, 3, …) or even (0, 2, …) positions of the set: a change that
+    /// helps one half and hurts the other fits sentences rather than language.
+    half: Option<usize>,
+    /// Write one line per indexed tool (id, method and path, description) to this file, to
+    /// read what the index sees.
+    dump: Option<PathBuf>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -71,6 +78,8 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut scale = None;
     let mut misses = false;
     let mut query = None;
+    let mut half = None;
+    let mut dump = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -79,6 +88,14 @@ fn parse_args() -> anyhow::Result<Args> {
             "--scale" => scale = Some(args.next().context("--scale N")?.parse()?),
             "--misses" => misses = true,
             "--query" => query = Some(args.next().context("--query TEXT")?),
+            "--dump" => dump = Some(args.next().context("--dump FILE")?.into()),
+            "--half" => {
+                half = Some(match args.next().as_deref() {
+                    Some("even") => 0,
+                    Some("odd") => 1,
+                    _ => anyhow::bail!("--half odd|even"),
+                })
+            }
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
@@ -88,6 +105,8 @@ fn parse_args() -> anyhow::Result<Args> {
         scale,
         misses,
         query,
+        half,
+        dump,
     })
 }
 
@@ -108,7 +127,14 @@ fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(&args.manifest)?)?;
     let corpus = args.manifest.parent().unwrap_or(Path::new("."));
-    let query_set: QuerySet = serde_json::from_str(&std::fs::read_to_string(&args.queries)?)?;
+    let mut query_set: QuerySet = serde_json::from_str(&std::fs::read_to_string(&args.queries)?)?;
+    if let Some(parity) = args.half {
+        let mut position = 0;
+        query_set.queries.retain(|_| {
+            position += 1;
+            (position - 1) % 2 == parity
+        });
+    }
 
     // One `--openapi DOC --base-url LOOPBACK` source per document, names made unique, listed
     // for inspection: exactly what `otc-bridge tools` serves.
@@ -149,6 +175,29 @@ fn main() -> anyhow::Result<()> {
 
     // The highest version of each tool, in catalog order: what the MCP layer indexes.
     let tools: Vec<MappedTool> = catalog.latest().iter().map(|e| (*e.tool).clone()).collect();
+    if let Some(path) = &args.dump {
+        use std::io::Write as _;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for t in &tools {
+            let op = match &t.target {
+                otc_mappings::Target::Http(plan) => format!("{} {}", plan.method, plan.path),
+                otc_mappings::Target::Named { .. } => String::new(),
+            };
+            let d = &t.definition;
+            writeln!(
+                out,
+                "{}.{}\t{}\t{}",
+                d.id.toolkit,
+                d.id.tool,
+                op,
+                d.description
+                    .replace('\n', " ")
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
+            )?;
+        }
+    }
     if let Some(query) = &args.query {
         for hit in catalog.search_index().search(query, 10, None) {
             let id = &tools[hit.position].definition.id;

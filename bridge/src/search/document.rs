@@ -23,10 +23,14 @@ pub(crate) enum Field {
     ParamNames,
     /// Parameter descriptions.
     ParamDescriptions,
+    /// The literal segments of an HTTP operation's path (`/repos/{owner}/{repo}/branches` →
+    /// `repos branches`): what the operation acts on, in the API's own nouns, whatever the tool
+    /// is named.
+    Path,
 }
 
 /// The number of fields.
-pub(crate) const FIELDS: usize = 5;
+pub(crate) const FIELDS: usize = 6;
 
 impl Field {
     /// Every field, in index order.
@@ -36,13 +40,17 @@ impl Field {
         Field::Description,
         Field::ParamNames,
         Field::ParamDescriptions,
+        Field::Path,
     ];
 
     /// Whether a match in this field is about the tool itself (its name, toolkit or
     /// description) rather than about one of its inputs; only these fully count towards a
     /// query's coverage.
     pub(crate) fn is_strong(self) -> bool {
-        matches!(self, Field::Toolkit | Field::Name | Field::Description)
+        matches!(
+            self,
+            Field::Toolkit | Field::Name | Field::Description | Field::Path
+        )
     }
 
     /// How much one occurrence of a term counts, relative to the description's.
@@ -53,6 +61,7 @@ impl Field {
             Field::Description => 1.0,
             Field::ParamNames => 0.5,
             Field::ParamDescriptions => 0.2,
+            Field::Path => PATH_WEIGHT,
         }
     }
 
@@ -66,6 +75,7 @@ impl Field {
             Field::ParamNames => 0.5,
             // Some operations take pages of parameter documentation; a match there says little.
             Field::ParamDescriptions => 0.9,
+            Field::Path => 0.5,
         }
     }
 }
@@ -79,6 +89,8 @@ const MAX_PROPERTIES: usize = 64;
 pub(crate) struct Document {
     pub(crate) texts: Vec<(Field, String)>,
     pub(crate) actions: Actions,
+    /// Whether the tool says it is deprecated (see [`is_deprecated`]).
+    pub(crate) deprecated: bool,
 }
 
 impl Document {
@@ -102,10 +114,55 @@ impl Document {
             Target::Http(plan) => Some((plan.method.as_str(), plan.path.as_str())),
             Target::Named { .. } => None,
         };
+        if let Some((_, path)) = operation {
+            texts.push((Field::Path, path_literals(path)));
+        }
         let actions = action::of_tool(operation, split_identifier(&tool.id.tool));
-        Self { texts, actions }
+        let deprecated = is_deprecated(&tool.description);
+        Self {
+            texts,
+            actions,
+            deprecated,
+        }
     }
 }
+
+/// Whether a description says its operation is deprecated: a sentence of it opens with
+/// "deprecated" (the OpenAPI mapper writes "Deprecated." first for `deprecated: true`; others
+/// write "deprecated: use … instead"). A parameter's deprecation, said inside a sentence, is not
+/// the operation's.
+pub(crate) fn is_deprecated(description: &str) -> bool {
+    description
+        .split(['.', '!', '?', '\n'])
+        .map(|sentence| sentence.trim_start_matches(|c: char| !c.is_alphanumeric()))
+        .any(|sentence| {
+            sentence
+                .get(..10)
+                .is_some_and(|start| start.eq_ignore_ascii_case("deprecated"))
+                && !sentence[10..].starts_with(|c: char| c.is_alphanumeric())
+        })
+}
+
+/// The literal segments of a path template (`/tags/{tagId}.json` → `tags json`), parameters
+/// left out.
+pub(crate) fn path_literals(path: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in path.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(if c.is_alphanumeric() { c } else { ' ' }),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// How much a path segment counts: as a description word. A path's nouns are often the name's
+/// too, so more would count the same evidence twice; it matters where the name says little
+/// (`GetInline`) or where the API's nouns differ from the operation id's.
+const PATH_WEIGHT: f32 = 1.0;
 
 /// The property names and descriptions of an input schema, two levels deep. Read into
 /// [`Shape`] first, which skips everything else without building it (most of a catalog's bytes

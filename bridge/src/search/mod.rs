@@ -3,8 +3,8 @@
 //! from definitions in memory and answers from memory, so the caller rebuilds it with the
 //! catalog and swaps both at once.
 //!
-//! **Ranking.** BM25F over five fields of each tool (toolkit, tool name, description, parameter
-//! names, parameter descriptions; see [`document`]), with identifier splitting and English
+//! **Ranking.** BM25F over six fields of each tool (toolkit, tool name, description, the literal
+//! segments of an HTTP path, parameter names, parameter descriptions; see [`document`]), with identifier splitting and English
 //! stemming ([`tokenize`]). Term frequencies are weighted per field and length-normalised per
 //! field before BM25's saturation, so a word in a tool's name outweighs the same word repeated
 //! in a long description. The score is then scaled by the query's *coverage*: the share of its
@@ -16,7 +16,13 @@
 //! [`synonyms`]), as weaker evidence than the word itself. **What the tool does.** Siblings
 //! that share every noun (`ListJobs`, `GetJob`, `CreateJob`) are told apart by their action
 //! (from the HTTP method and path, or the verbs of an MCP tool's name) against what the request
-//! asks ("… by id", "every …", "remove …"; see [`action`]). Parameters' allowed values are
+//! asks ("… by id", "every …", "remove …"; see [`action`]). A response format glued to the
+//! path (`/script_tags.json`, `/Accounts{mediaTypeExtension}`) is not what the tool acts on, an
+//! RPC-style `POST …/list` lists, and a question ("which … are allowed?") asks to read or list
+//! unless it names a change. A request that opens with a verb asks what that verb says; its
+//! later verb-like words are nouns ("replace the list of users"). A request about "my" things prefers the tools about the caller's
+//! own (`/me/…`, `/users/self`). A tool that says it is deprecated ranks below the one that
+//! replaces it. Parameters' allowed values are
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
@@ -89,6 +95,12 @@ const SYNONYM_WEIGHT: f32 = 0.6;
 /// relevance gate is passed.
 const ACTION_BONUS: f32 = 0.3;
 const ACTION_PENALTY: f32 = 0.2;
+/// The bonus for a tool about the caller's own things (`/me/…`) when the request says "my":
+/// `score × (1 + MINE_BONUS)`.
+const MINE_BONUS: f32 = 0.3;
+/// The cost for a tool that says it is deprecated: its replacement, which does the same, ranks
+/// first (`score × (1 - DEPRECATED_PENALTY)`).
+const DEPRECATED_PENALTY: f32 = 0.3;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -126,6 +138,8 @@ pub struct SearchIndex {
     toolkit_of: Vec<u32>,
     /// What each tool does ([`action`]).
     actions: Vec<Actions>,
+    /// Whether each tool says it is deprecated.
+    deprecated: Vec<bool>,
     /// Toolkit names, lowercased.
     toolkits: Vec<Box<str>>,
     /// The IDF of a term no tool has.
@@ -141,6 +155,7 @@ impl SearchIndex {
         let mut toolkits: Vec<Box<str>> = Vec::new();
         let mut toolkit_of = Vec::new();
         let mut actions = Vec::new();
+        let mut deprecated = Vec::new();
         // Per tool: (term, occurrences per field), and the length of each field in terms.
         let mut counted: Vec<Vec<(u32, [u16; FIELDS])>> = Vec::new();
         let mut lengths: Vec<[u32; FIELDS]> = Vec::new();
@@ -160,6 +175,7 @@ impl SearchIndex {
             name_starts.push(name_terms.len() as u32);
             let document = Document::of(tool);
             actions.push(document.actions);
+            deprecated.push(document.deprecated);
             for (field, text) in document.texts {
                 let f = field as usize;
                 tokenizer.tokens(&text, false, |token| {
@@ -251,6 +267,7 @@ impl SearchIndex {
             name_terms,
             toolkit_of,
             actions,
+            deprecated,
             toolkits,
             unseen_idf: bm25_idf(n, 0.0),
         }
@@ -416,10 +433,17 @@ impl SearchIndex {
             if coverage < SURE_COVERAGE && relevance < MIN_SCORE * self.unseen_idf {
                 continue;
             }
-            if self.actions[d] & wanted != 0 {
+            let (does, wants) = (self.actions[d] & action::DOES, wanted & action::DOES);
+            if does & wants != 0 {
                 relevance *= 1.0 + ACTION_BONUS;
-            } else if wanted != 0 && self.actions[d] != 0 {
+            } else if wants != 0 && does != 0 {
                 relevance *= 1.0 - ACTION_PENALTY;
+            }
+            if self.actions[d] & wanted & action::MINE != 0 {
+                relevance *= 1.0 + MINE_BONUS;
+            }
+            if self.deprecated[d] {
+                relevance *= 1.0 - DEPRECATED_PENALTY;
             }
             hits.push(Hit {
                 position: d,
@@ -508,6 +532,7 @@ impl SearchIndex {
             + self.name_terms.capacity() * size_of::<u32>()
             + self.toolkit_of.capacity() * size_of::<u32>()
             + self.actions.capacity() * size_of::<Actions>()
+            + self.deprecated.capacity()
             + self.toolkits.capacity() * size_of::<Box<str>>()
             + self.toolkits.iter().map(|t| t.len()).sum::<usize>()
     }

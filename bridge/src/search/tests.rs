@@ -322,3 +322,63 @@ fn what_the_request_asks_orders_siblings() {
         Some("Jobs.CreateComplianceJob")
     );
 }
+
+#[test]
+fn the_literal_segments_of_a_path_are_searched() {
+    let mut tools = catalog();
+    tools.push(http(
+        tool("Shop", "GetInline", "Returns them.", &json!({})),
+        "GET",
+        "/appstore/v1/inline_script_tags/{inlineScriptTagId}.json",
+    ));
+    let index = SearchIndex::build(&tools);
+    let found = ids(&index, &tools, "inline script tags");
+    assert_eq!(found.first().map(String::as_str), Some("Shop.GetInline"));
+    // A path parameter's name is an input, not what the tool is about.
+    assert!(document::path_literals("/tags/{inlineScriptTagId}.json").contains("tags"));
+    assert!(!document::path_literals("/tags/{inlineScriptTagId}.json").contains("inline"));
+}
+
+#[test]
+fn the_filler_of_spoken_requests_is_not_a_word_to_match() {
+    let tokenizer = Tokenizer::default();
+    let terms: Vec<String> = tokenizer
+        .collect("I actually need to know which repos I currently own", false)
+        .into_iter()
+        .map(|t| t.term)
+        .collect();
+    assert_eq!(terms, ["repo"]);
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    assert_eq!(
+        ids(&index, &tools, "get the repository"),
+        ids(&index, &tools, "actually just get the repository again now")
+    );
+}
+
+#[test]
+fn a_deprecated_tool_ranks_below_its_replacement() {
+    assert!(document::is_deprecated("Deprecated.  Get a team (Legacy)"));
+    assert!(document::is_deprecated(
+        "watch changes to a Service. deprecated: use the 'watch' parameter instead."
+    ));
+    assert!(!document::is_deprecated(
+        "Update an organization. The `members_can_create` parameter is deprecated."
+    ));
+    assert!(!document::is_deprecated(
+        "Deprecation notices of the account."
+    ));
+    let mut tools = catalog();
+    tools.insert(
+        0,
+        tool("Teams", "GetTeam", "Deprecated. Get a team.", &json!({})),
+    );
+    tools.push(tool(
+        "Teams",
+        "GetTeamV2",
+        "Get a team by slug.",
+        &json!({}),
+    ));
+    let index = SearchIndex::build(&tools);
+    assert_eq!(ids(&index, &tools, "get a team")[0], "Teams.GetTeamV2");
+}
