@@ -349,7 +349,10 @@ impl SearchIndex {
             if bits == 0 {
                 continue;
             }
-            known.push(Known::word(number, self.idf[number as usize], bits));
+            known.push(Known {
+                joined: true,
+                ..Known::word(number, self.idf[number as usize], bits)
+            });
         }
         for &(term, bits) in &synonyms {
             known.push(Known {
@@ -357,6 +360,7 @@ impl SearchIndex {
                 idf: self.idf[term as usize] * SYNONYM_WEIGHT,
                 bits,
                 synonym: true,
+                joined: false,
             });
         }
         if known.is_empty() {
@@ -377,6 +381,7 @@ impl SearchIndex {
             idf,
             bits,
             synonym,
+            joined,
         } in &known
         {
             let range =
@@ -392,6 +397,9 @@ impl SearchIndex {
                 }
                 if mask[d] == 0 && synonym_mask[d] == 0 {
                     touched.push(doc);
+                }
+                if joined && mask[d] & bits == bits {
+                    continue;
                 }
                 if synonym {
                     if (mask[d] | synonym_mask[d]) & bits != 0 {
@@ -547,6 +555,9 @@ struct Known {
     bits: u64,
     /// A synonym of the query's words rather than one of them.
     synonym: bool,
+    /// Two of the query's words joined (`pet store` → `petstore`): evidence only for a tool
+    /// that does not already have both words apart.
+    joined: bool,
 }
 
 impl Known {
@@ -556,6 +567,7 @@ impl Known {
             idf,
             bits,
             synonym: false,
+            joined: false,
         }
     }
 }

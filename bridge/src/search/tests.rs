@@ -382,3 +382,31 @@ fn a_deprecated_tool_ranks_below_its_replacement() {
     let index = SearchIndex::build(&tools);
     assert_eq!(ids(&index, &tools, "get a team")[0], "Teams.GetTeamV2");
 }
+
+#[test]
+fn two_words_written_as_one_identifier_count_once() {
+    // `PullRequests` is `pull`, `request` and the joined `pullrequest`; a request saying "pull
+    // requests" matches all three, and the join must not add to the two words it is made of.
+    let mut tools = catalog();
+    tools.extend([
+        tool(
+            "GitHub",
+            "ReposListPullRequestsAssociatedWithCommit",
+            "Lists the merged pull request that introduced the commit to the repository.",
+            &json!({"commit_sha": {"type": "string"}}),
+        ),
+        tool(
+            "GitHub",
+            "PullsList",
+            "Lists pull requests in a repository.",
+            &json!({"state": {"type": "string"}}),
+        ),
+    ]);
+    let index = SearchIndex::build(&tools);
+    assert_eq!(
+        ids(&index, &tools, "list pull requests of a repository")
+            .first()
+            .map(String::as_str),
+        Some("GitHub.PullsList")
+    );
+}
