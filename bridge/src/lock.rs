@@ -24,6 +24,7 @@ use otc_mappings::change::{self, Change, Class};
 use otc_mappings::otc::{ToolId, ToolVersion, VersionSelector};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::{RawValue, to_raw_value};
 
 /// The format version written in the file's `lockfile` key.
 const FORMAT: u32 = 1;
@@ -52,23 +53,56 @@ impl fmt::Display for OnChange {
 }
 
 /// One locked tool id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockedTool {
     /// The version the upstream's label gives the tool.
     pub upstream: ToolVersion,
     /// `sha256:…` of `definition`.
     pub fingerprint: String,
-    /// The canonical definition, so that a later change can be explained.
-    pub definition: Value,
+    /// The canonical definition, so that a later change can be explained. Held as compact
+    /// text and read only when a tool no longer matches its fingerprint: as a tree it would
+    /// take several times the catalog's own memory (GitHub's lock: 62 MB as values, 6.6 MB
+    /// as text).
+    pub definition: Box<RawValue>,
 }
 
-/// The file as written.
-#[derive(Debug, Serialize, Deserialize)]
+impl LockedTool {
+    /// The canonical definition as a value.
+    pub fn definition(&self) -> Value {
+        // Written by this module from a value, or checked as JSON when the file was read.
+        serde_json::from_str(self.definition.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl PartialEq for LockedTool {
+    fn eq(&self, other: &Self) -> bool {
+        self.upstream == other.upstream
+            && self.fingerprint == other.fingerprint
+            && self.definition.get() == other.definition.get()
+    }
+}
+
+/// The file as read.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     lockfile: u32,
     tools: BTreeMap<String, LockedTool>,
+}
+
+/// The file as written: definitions as values, so they are pretty-printed for review.
+#[derive(Serialize)]
+struct Written<'a> {
+    lockfile: u32,
+    tools: BTreeMap<&'a str, WrittenTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct WrittenTool<'a> {
+    upstream: ToolVersion,
+    fingerprint: &'a str,
+    definition: Value,
 }
 
 /// A lockfile, read.
@@ -116,7 +150,7 @@ impl Lockfile {
 
     /// Parses a lockfile's text.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let mut file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if file.lockfile != FORMAT {
             return Err(format!(
                 "format {} is not supported (this bridge writes {FORMAT})",
@@ -124,7 +158,11 @@ impl Lockfile {
             ));
         }
         let mut by_upstream = HashMap::new();
-        for (key, locked) in &file.tools {
+        for (key, locked) in &mut file.tools {
+            // The file is pretty-printed; what is kept is compact.
+            let value: Value = serde_json::from_str(locked.definition.get())
+                .map_err(|e| format!("'{key}': {e}"))?;
+            locked.definition = to_raw_value(&value).map_err(|e| format!("'{key}': {e}"))?;
             let id: ToolId = key.parse().map_err(|e| format!("'{key}': {e}"))?;
             let VersionSelector::Exact(version) = id.version else {
                 return Err(format!("'{key}': a locked id needs its full version"));
@@ -155,12 +193,16 @@ impl Lockfile {
                 (format!("{}.{}", id.toolkit, id.tool), upstream),
                 tool.definition.version,
             );
+            // Serialising a value cannot fail.
+            let Ok(raw) = to_raw_value(&definition) else {
+                continue;
+            };
             tools.insert(
                 id.to_string(),
                 LockedTool {
                     upstream,
                     fingerprint: change::fingerprint(&definition),
-                    definition,
+                    definition: raw,
                 },
             );
         }
@@ -169,9 +211,20 @@ impl Lockfile {
 
     /// The file's text: pretty JSON, sorted, ending in a newline.
     pub fn to_text(&self) -> String {
-        let file = File {
+        let file = Written {
             lockfile: FORMAT,
-            tools: self.tools.clone(),
+            tools: self
+                .tools
+                .iter()
+                .map(|(id, locked)| {
+                    let tool = WrittenTool {
+                        upstream: locked.upstream,
+                        fingerprint: &locked.fingerprint,
+                        definition: locked.definition(),
+                    };
+                    (id.as_str(), tool)
+                })
+                .collect(),
         };
         // Serialising plain values cannot fail.
         let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
@@ -193,7 +246,7 @@ impl Lockfile {
     pub fn definitions(&self) -> BTreeMap<String, Value> {
         self.tools
             .iter()
-            .map(|(k, v)| (k.clone(), v.definition.clone()))
+            .map(|(k, v)| (k.clone(), v.definition()))
             .collect()
     }
 
@@ -300,7 +353,7 @@ pub fn pin(pins: &Pins, mut tool: MappedTool) -> (Option<MappedTool>, Option<Dri
         set_version(&mut tool, locked);
         return (Some(tool), None);
     }
-    let change = change::classify(&entry.definition, &definition);
+    let change = change::classify(&entry.definition(), &definition);
     let served = match (pins.on_change, change.class()) {
         (OnChange::Refuse, _) => None,
         (OnChange::Warn, _) | (OnChange::Bump, None) => Some(locked),
