@@ -55,6 +55,7 @@ fn tool() -> MappedTool {
             requirements: None,
         },
         destructive: false,
+        label: None,
         target: Target::Http(Arc::new(RequestPlan {
             operation: "GET /items/{id}".to_owned(),
             method: "GET".to_owned(),

@@ -60,6 +60,7 @@ impl FakeAdapter {
                 target: Target::Named { name },
                 // The fake stands for an MCP server without annotations: MCP's default.
                 destructive: true,
+                label: None,
             },
             Arc::new(behaviour),
             None,

@@ -5,12 +5,13 @@
 //!
 //! ```json
 //! {"lockfile": 1, "tools": {"Github.ReposGet@3.1.0": {
-//!     "upstream": "3.1.0", "fingerprint": "sha256:…", "definition": {…canonical…}}}}
+//!     "upstream": "3.1.0", "label": "v3.1", "fingerprint": "sha256:…",
+//!     "definition": {…canonical…}}}}
 //! ```
 //!
-//! `upstream` is the version the upstream's own label gives (what the tool would be served at
-//! without a lock); the key's version is the one served, which a lock moves on (`bump`) when the
-//! upstream changes a tool without changing its label. A tool listed by a source is matched to
+//! `label` is the upstream's own version label as written; `upstream` is the version it gives
+//! (what the tool would be served at without a lock); the key's version is the one served, which
+//! a lock moves on (`bump`) when the upstream changes a tool without changing its label. A tool listed by a source is matched to
 //! its entry by `Toolkit.Tool` and `upstream`; when the fingerprints differ, the change is
 //! classified ([`otc_mappings::change`]) and the source's [`OnChange`] policy decides.
 
@@ -58,6 +59,9 @@ impl fmt::Display for OnChange {
 pub struct LockedTool {
     /// The version the upstream's label gives the tool.
     pub upstream: ToolVersion,
+    /// The upstream's own version label as written (`2023-07-01-preview`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `sha256:…` of `definition`.
     pub fingerprint: String,
     /// The canonical definition, so that a later change can be explained. Held as compact
@@ -78,6 +82,7 @@ impl LockedTool {
 impl PartialEq for LockedTool {
     fn eq(&self, other: &Self) -> bool {
         self.upstream == other.upstream
+            && self.label == other.label
             && self.fingerprint == other.fingerprint
             && self.definition.get() == other.definition.get()
     }
@@ -101,6 +106,8 @@ struct Written<'a> {
 #[derive(Serialize)]
 struct WrittenTool<'a> {
     upstream: ToolVersion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
     fingerprint: &'a str,
     definition: Value,
 }
@@ -201,6 +208,7 @@ impl Lockfile {
                 id.to_string(),
                 LockedTool {
                     upstream,
+                    label: tool.label.as_deref().map(str::to_owned),
                     fingerprint: change::fingerprint(&definition),
                     definition: raw,
                 },
@@ -219,6 +227,7 @@ impl Lockfile {
                 .map(|(id, locked)| {
                     let tool = WrittenTool {
                         upstream: locked.upstream,
+                        label: locked.label.as_deref(),
                         fingerprint: &locked.fingerprint,
                         definition: locked.definition(),
                     };
@@ -403,6 +412,7 @@ mod tests {
                 name: "echo".to_owned(),
             },
             destructive: false,
+            label: None,
         }
     }
 
@@ -430,6 +440,16 @@ mod tests {
         assert_eq!(again, lock);
         assert_eq!(again.to_text(), text);
         assert!(text.contains("\"Kit.Echo@1.4.2\""), "{text}");
+    }
+
+    #[test]
+    fn the_upstream_label_is_kept_as_written() {
+        let mut labelled = tool("Echoes.", V1);
+        labelled.label = Some("2023-07-01-preview".into());
+        let lock = Lockfile::of([(&labelled, V1)]);
+        let text = lock.to_text();
+        assert!(text.contains("\"label\": \"2023-07-01-preview\""), "{text}");
+        assert_eq!(Lockfile::parse(&text).unwrap(), lock);
     }
 
     #[test]

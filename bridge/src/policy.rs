@@ -236,6 +236,7 @@ mod tests {
                 name: name.to_owned(),
             },
             destructive: true,
+            label: None,
         }
     }
 

@@ -77,6 +77,7 @@ pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTo
         .version
         .or(source.server_info.map(|info| info.version.as_str()));
     let version = naming::version_or_default(raw_version, &mut diagnostics);
+    let label: Option<std::sync::Arc<str>> = raw_version.map(Into::into);
     let mut names = UniqueNames::default();
     let mut mapped = Vec::with_capacity(tools.len());
     for tool in tools {
@@ -105,6 +106,7 @@ pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTo
                 name: upstream.to_owned(),
             },
             destructive: is_destructive(tool.annotations.as_ref()),
+            label: label.clone(),
         });
     }
     Mapped {

@@ -21,6 +21,10 @@ pub struct MappedTool {
     /// annotations ([`crate::mcp::is_destructive`]), from an operation's method and hints
     /// ([`crate::openapi::is_destructive`]).
     pub destructive: bool,
+    /// The upstream's own version label as it was written (`2023-07-01-preview`,
+    /// `serverInfo.version`), before normalisation; for the lockfile. Not listed.
+    #[serde(skip)]
+    pub label: Option<Arc<str>>,
 }
 
 /// Where a call goes upstream. Every tool id maps back to exactly one target.
@@ -73,6 +77,8 @@ impl Mapped<MappedTool> {
                         Target::Http(plan) => Target::Http(Arc::new(RequestPlan::clone(plan))),
                     },
                     destructive: tool.destructive,
+                    // One small string per source, shared by its tools: kept as it is.
+                    label: tool.label.clone(),
                 }
             })
             .collect();

@@ -132,6 +132,7 @@ fn canonical_of(definition: ToolDefinition) -> (String, ToolVersion, Value) {
         target: Target::Named { name: name.clone() },
         definition,
         destructive: false,
+        label: None,
     };
     (name, version, change::canonical(&tool))
 }

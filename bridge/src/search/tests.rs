@@ -21,6 +21,7 @@ fn tool(toolkit: &str, name: &str, description: &str, params: &serde_json::Value
             name: name.to_owned(),
         },
         destructive: false,
+        label: None,
     }
 }
 

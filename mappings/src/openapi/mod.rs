@@ -120,6 +120,7 @@ pub fn map_parsed(
         root: &root,
         toolkit: toolkit_name(&root, options),
         version: tool_version(&root, options, &mut diagnostics),
+        label: version_label(&root, options).map(Into::into),
         base_uri,
         bridge_credentials: &options.bridge_credentials,
     };
@@ -223,6 +224,18 @@ fn toolkit_name(root: &Value, options: &MapOptions) -> String {
         .or_else(|| info_str(root, "title"))
         .unwrap_or("Api");
     segment(raw, "Api")
+}
+
+/// The version label as written: configured, else `info.version` (a YAML number as written).
+fn version_label(root: &Value, options: &MapOptions) -> Option<String> {
+    if let Some(v) = &options.version {
+        return Some(v.clone());
+    }
+    match root.get("info")?.get("version")? {
+        Value::String(s) => Some(s.clone()),
+        n @ Value::Number(_) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 fn tool_version(

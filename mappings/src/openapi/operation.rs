@@ -31,6 +31,8 @@ pub(crate) struct DocContext<'r> {
     pub(crate) root: &'r Value,
     pub(crate) toolkit: String,
     pub(crate) version: ToolVersion,
+    /// The version label as written (configured, else `info.version`), for the lockfile.
+    pub(crate) label: Option<Arc<str>>,
     pub(crate) base_uri: Option<&'r str>,
     pub(crate) bridge_credentials: &'r BTreeSet<String>,
 }
@@ -165,6 +167,7 @@ pub(crate) fn map_operation<'r>(
         definition,
         destructive: is_destructive(operation.method, op),
         target: Target::Http(Arc::new(plan)),
+        label: cx.label.clone(),
     })
 }
 

@@ -371,6 +371,7 @@ impl Adapter for Changing {
                 },
                 definition,
                 destructive: true,
+                label: None,
             }],
             diagnostics: Vec::new(),
         })
