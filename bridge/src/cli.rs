@@ -110,14 +110,9 @@ pub(crate) struct McpArgs {
     /// Serve the sources that started even when others failed.
     #[arg(long)]
     pub(crate) allow_partial: bool,
-    /// Serve each tool id as this lockfile (`otc-bridge lock`) locked it.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) lock: Option<PathBuf>,
-    /// With --lock, what a tool that changed upstream since it was locked does: served at the
-    /// next version of its change (bump), under its locked version with a warning (warn), or
-    /// not at all until the lock is updated (refuse) [default: bump].
-    #[arg(long, value_enum)]
-    pub(crate) on_change: Option<OnChangeArg>,
+    /// The lockfile and what a change does.
+    #[command(flatten)]
+    pub(crate) lock: LockFlags,
     /// Sources.
     #[command(flatten)]
     pub(crate) sources: SourceArgs,
@@ -131,11 +126,31 @@ impl McpArgs {
             call_timeout_secs: self.call_timeout_secs,
             allow_partial: self.allow_partial,
             mcp_expose: self.mcp_expose.map(Into::into),
-            lock: self.lock.clone(),
-            on_change: self.on_change.map(Into::into),
+            lock: self.lock.lock.clone(),
+            on_change: self.lock.on_change(),
             sources: source_flags(matches)?,
             ..Overrides::default()
         })
+    }
+}
+
+/// `--lock` and `--on-change`, shared by `serve` and `mcp`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LockFlags {
+    /// Serve each tool id as this lockfile (`otc-bridge lock`) locked it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) lock: Option<PathBuf>,
+    /// With --lock, what a tool that changed upstream since it was locked does: served at the
+    /// next version of its change (bump), under its locked version with a warning (warn), or
+    /// not at all until the lock is updated (refuse) [default: bump].
+    #[arg(long, value_enum)]
+    pub(crate) on_change: Option<OnChangeArg>,
+}
+
+impl LockFlags {
+    /// `--on-change` as the library's [`OnChange`].
+    fn on_change(&self) -> Option<OnChange> {
+        self.on_change.map(Into::into)
     }
 }
 
@@ -258,14 +273,9 @@ pub(crate) struct ServeArgs {
     /// What MCP hosts see at POST /mcp: the three meta-tools, or all tools too [default: meta].
     #[arg(long, value_enum)]
     pub(crate) mcp_expose: Option<ExposeArg>,
-    /// Serve each tool id as this lockfile (`otc-bridge lock`) locked it.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) lock: Option<PathBuf>,
-    /// With --lock, what a tool that changed upstream since it was locked does: served at the
-    /// next version of its change (bump), under its locked version with a warning (warn), or
-    /// not at all until the lock is updated (refuse) [default: bump].
-    #[arg(long, value_enum)]
-    pub(crate) on_change: Option<OnChangeArg>,
+    /// The lockfile and what a change does.
+    #[command(flatten)]
+    pub(crate) lock: LockFlags,
     /// Sources.
     #[command(flatten)]
     pub(crate) sources: SourceArgs,
@@ -288,8 +298,8 @@ impl ServeArgs {
             allow_origins: self.allow_origin,
             allow_hosts: self.allow_host,
             mcp_expose: self.mcp_expose.map(Into::into),
-            lock: self.lock,
-            on_change: self.on_change.map(Into::into),
+            on_change: self.lock.on_change(),
+            lock: self.lock.lock,
             sources: source_flags(matches)?,
         })
     }

@@ -174,7 +174,7 @@ impl Lockfile {
             let VersionSelector::Exact(version) = id.version else {
                 return Err(format!("'{key}': a locked id needs its full version"));
             };
-            let name = format!("{}.{}", id.toolkit, id.tool);
+            let name = id.name();
             if let Some(other) = by_upstream.insert((name, locked.upstream), version) {
                 return Err(format!(
                     "'{key}' and version {other} lock the same upstream version {}",
@@ -196,10 +196,7 @@ impl Lockfile {
         for (tool, upstream) in served {
             let definition = change::canonical(tool);
             let id = &tool.definition.id;
-            by_upstream.insert(
-                (format!("{}.{}", id.toolkit, id.tool), upstream),
-                tool.definition.version,
-            );
+            by_upstream.insert((id.name(), upstream), tool.definition.version);
             // Serialising a value cannot fail.
             let Ok(raw) = to_raw_value(&definition) else {
                 continue;
@@ -344,7 +341,7 @@ impl Drift {
 /// none, and the drift when it does not match its lock.
 pub fn pin(pins: &Pins, mut tool: MappedTool) -> (Option<MappedTool>, Option<Drift>) {
     let id = &tool.definition.id;
-    let name = format!("{}.{}", id.toolkit, id.tool);
+    let name = id.name();
     let upstream = tool.definition.version;
     let Some((locked, entry)) = pins.lock.find(&name, upstream) else {
         let served = (pins.on_change != OnChange::Refuse).then_some(upstream);

@@ -225,7 +225,7 @@ impl Catalog {
         for source in &sources {
             for entry in &source.entries {
                 let def = entry.definition();
-                let key = format!("{}.{}", def.id.toolkit, def.id.tool);
+                let key = def.id.name();
                 let versions = by_name.entry(key).or_default();
                 if versions
                     .iter()
@@ -251,7 +251,7 @@ impl Catalog {
             .filter(|e| {
                 let def = e.definition();
                 by_name
-                    .get(&format!("{}.{}", def.id.toolkit, def.id.tool))
+                    .get(&def.id.name())
                     .and_then(|versions| versions.first())
                     .is_some_and(|first| Arc::ptr_eq(first, e))
             })

@@ -116,7 +116,7 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
     Ok(highest(listed.catalog.entries().iter().map(|e| {
         let id = &e.definition().id;
         (
-            format!("{}.{}", id.toolkit, id.tool),
+            id.name(),
             e.definition().version,
             change::canonical(&e.tool),
         )
@@ -126,7 +126,7 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
 /// An exported definition's canonical form. An export does not say whether a tool is
 /// destructive; both sides of such a diff read it the same way.
 fn canonical_of(definition: ToolDefinition) -> (String, ToolVersion, Value) {
-    let name = format!("{}.{}", definition.id.toolkit, definition.id.tool);
+    let name = definition.id.name();
     let version = definition.version;
     let tool = MappedTool {
         target: Target::Named { name: name.clone() },

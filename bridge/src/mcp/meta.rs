@@ -232,7 +232,7 @@ pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
         Err(refusal) => return refused(catalog, refusal, &args.path),
     };
     let def = entry.definition();
-    let name = format!("{}.{}", def.id.toolkit, def.id.tool);
+    let name = def.id.name();
     let versions: Vec<String> = catalog
         .versions(&name)
         .iter()

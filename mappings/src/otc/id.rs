@@ -152,6 +152,11 @@ pub struct ToolId {
 }
 
 impl ToolId {
+    /// `Toolkit.Tool`: the id without its version, which names a tool across its versions.
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.toolkit, self.tool)
+    }
+
     /// The id of one exact version, as written in a `ToolDefinition`.
     pub fn exact(
         toolkit: impl Into<String>,
