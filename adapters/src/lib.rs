@@ -77,6 +77,35 @@ impl SourceState {
     }
 }
 
+/// The MCP protocol a source speaks with its server, as `/health` and `check` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpProtocol {
+    /// The negotiated version (`2026-07-28`, `2025-11-25`, …).
+    pub version: String,
+    /// Which lifecycle that version has.
+    pub era: McpEra,
+}
+
+/// The two lifecycles of MCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpEra {
+    /// 2026-07-28 and later: `server/discover`, `_meta` on every request, no session.
+    Stateless,
+    /// Up to 2025-11-25: the `initialize` handshake and a session.
+    Session,
+}
+
+impl fmt::Display for McpProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let era = match self.era {
+            McpEra::Stateless => "stateless",
+            McpEra::Session => "session",
+        };
+        write!(f, "MCP {} ({era})", self.version)
+    }
+}
+
 /// One configured upstream: an MCP server or an OpenAPI service.
 #[async_trait]
 pub trait Adapter: fmt::Debug + Send + Sync + 'static {
@@ -98,6 +127,11 @@ pub trait Adapter: fmt::Debug + Send + Sync + 'static {
     /// A channel that ticks whenever the upstream's tool list changed and should be re-listed
     /// (MCP `notifications/tools/list_changed`). `None`: the list never changes.
     fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
+        None
+    }
+
+    /// The MCP protocol the source speaks while connected; `None` for other sources.
+    fn mcp_protocol(&self) -> Option<McpProtocol> {
         None
     }
 

@@ -26,6 +26,8 @@ pub struct SourceReport {
     pub diagnostics: Vec<Diagnostic>,
     /// Why the source failed, when it did.
     pub error: Option<String>,
+    /// The MCP protocol an MCP source spoke when it was listed.
+    pub protocol: Option<otc_adapters::McpProtocol>,
 }
 
 /// What start-up tells a person watching it.
@@ -97,6 +99,7 @@ pub async fn start_sources(
         let (compiled, report) = match built {
             Ok((adapter, policy, mapped)) => {
                 let mut diagnostics = mapped.diagnostics;
+                let protocol = adapter.mcp_protocol();
                 let compiled =
                     SourceTools::compile(adapter, policy, mapped.tools, &mut diagnostics);
                 let tools = compiled.entries.len();
@@ -108,6 +111,7 @@ pub async fn start_sources(
                         elapsed: started.elapsed(),
                         diagnostics,
                         error: None,
+                        protocol,
                     },
                 )
             }
@@ -119,6 +123,7 @@ pub async fn start_sources(
                     elapsed: started.elapsed(),
                     diagnostics: Vec::new(),
                     error: Some(crate::rescue::cause_chain(&err)),
+                    protocol: None,
                 },
             ),
         };
@@ -170,6 +175,7 @@ pub async fn load_catalog(adapters: &[Arc<dyn Adapter>]) -> (Catalog, Vec<Source
         match listed {
             Ok(mapped) => {
                 let mut diagnostics = mapped.diagnostics;
+                let protocol = adapter.mcp_protocol();
                 let compiled =
                     SourceTools::compile(adapter, Arc::default(), mapped.tools, &mut diagnostics);
                 reports.push(SourceReport {
@@ -178,6 +184,7 @@ pub async fn load_catalog(adapters: &[Arc<dyn Adapter>]) -> (Catalog, Vec<Source
                     elapsed: started.elapsed(),
                     diagnostics,
                     error: None,
+                    protocol,
                 });
                 sources.push(compiled);
             }
@@ -187,6 +194,7 @@ pub async fn load_catalog(adapters: &[Arc<dyn Adapter>]) -> (Catalog, Vec<Source
                 elapsed: started.elapsed(),
                 diagnostics: Vec::new(),
                 error: Some(crate::rescue::cause_chain(&err)),
+                protocol: None,
             }),
         }
     }

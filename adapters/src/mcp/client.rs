@@ -1,11 +1,14 @@
-//! One MCP client session: connect over the configured transport, `initialize`, and the handle
-//! the supervisor watches and the adapter calls through.
+//! One MCP client session: connect over the configured transport, find which era the server
+//! speaks, and the handle the supervisor watches and the adapter calls through.
 //!
-//! The handshake is rmcp's (`initialize` → `notifications/initialized`). We offer
-//! [`mcp::ProtocolVersion::LATEST_WITH_INITIALIZE`], the newest version that still has a session
-//! handshake and unscoped `notifications/tools/list_changed`, and accept any older version the
-//! server answers with (rmcp negotiates). The [`Handler`] turns `list_changed` into a tick on the
-//! adapter's catalog channel.
+//! **Both eras, per server** (DESIGN §10), through rmcp's client lifecycle: we probe with
+//! `server/discover` offering 2026-07-28. A `DiscoverResult` (or a modern error) means a
+//! stateless server: no session, `_meta` on every request (rmcp adds it), and `list_changed`
+//! heard through a `subscriptions/listen` request this module keeps open. Any other answer, or
+//! none within rmcp's 10 s, means a handshake-era server: `initialize` offering
+//! [`mcp::ProtocolVersion::LATEST_WITH_INITIALIZE`] (older versions accepted), a session, and
+//! `notifications/tools/list_changed` delivered to the [`Handler`]. Either way a change becomes a
+//! tick on the adapter's catalog channel; nothing above the adapter sees the era.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitStatus;
@@ -14,12 +17,13 @@ use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::model as mcp;
+use rmcp::model::SubscriptionFilter;
 use rmcp::service::{
     NotificationContext, QuitReason, RunningService, RunningServiceCancellationToken,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -28,7 +32,7 @@ use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_comm
 use super::http::LimitedHttpClient;
 use super::sse::SseTransport;
 use super::stdio::StdioTransport;
-use crate::AdapterError;
+use crate::{AdapterError, McpEra, McpProtocol};
 
 /// Receives what the server sends on its own.
 #[derive(Debug, Clone)]
@@ -48,6 +52,14 @@ impl Handler {
     }
 }
 
+/// How a session is opened: `server/discover` first, `initialize` when the server is older.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![mcp::ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(mcp::ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.catalog.send_modify(|n| *n = n.wrapping_add(1));
@@ -64,8 +76,12 @@ pub(crate) struct Session {
     pub(crate) peer: Peer<RoleClient>,
     /// The child process, for stdio sessions.
     pub(crate) child: Option<ChildProcess>,
+    /// The protocol the session speaks.
+    pub(crate) protocol: McpProtocol,
     cancel: Option<RunningServiceCancellationToken>,
     done: Option<JoinHandle<Result<QuitReason, tokio::task::JoinError>>>,
+    /// A stateless session's `subscriptions/listen` request, open while the session lives.
+    listener: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -79,13 +95,35 @@ impl std::fmt::Debug for Session {
 impl Session {
     fn new(service: RunningService<RoleClient, Handler>, child: Option<ChildProcess>) -> Self {
         let peer = service.peer().clone();
+        let info = peer.peer_info();
+        let version = info.as_ref().map(|i| i.protocol_version.clone());
+        let stateless = version
+            .as_ref()
+            .is_some_and(|v| *v >= mcp::ProtocolVersion::V_2026_07_28);
+        let protocol = McpProtocol {
+            version: version.map_or_else(|| "unknown".to_owned(), |v| v.to_string()),
+            era: if stateless {
+                McpEra::Stateless
+            } else {
+                McpEra::Session
+            },
+        };
+        let announces_changes = info
+            .as_ref()
+            .and_then(|i| i.capabilities.tools.as_ref())
+            .and_then(|t| t.list_changed)
+            .unwrap_or(false);
+        let listener = (stateless && announces_changes)
+            .then(|| tokio::spawn(listen(peer.clone(), service.service().catalog.clone())));
         let cancel = Some(service.cancellation_token());
         let done = Some(tokio::spawn(service.waiting()));
         Self {
             peer,
             child,
+            protocol,
             cancel,
             done,
+            listener,
         }
     }
 
@@ -138,6 +176,9 @@ impl Session {
     /// Ends the session: closes the transport (stdin, HTTP session) and stops the child, with
     /// `SIGTERM` and `grace` before `SIGKILL`.
     pub(crate) async fn stop(mut self, grace: Duration) {
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
         }
@@ -151,6 +192,9 @@ impl Session {
 
     /// Ends the session at once (after a crash or hang): the child's group is killed.
     pub(crate) fn kill(mut self) {
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
         }
@@ -165,8 +209,30 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
     }
 }
 
-/// Connects, spawning the child for stdio, and runs the `initialize` handshake within the
-/// start-up timeout.
+/// Keeps a stateless session's `subscriptions/listen` open and ticks `catalog` on each
+/// `notifications/tools/list_changed`. Ends with the session; a server that refuses the request
+/// is still re-listed when its list's `ttlMs` runs out.
+async fn listen(peer: Peer<RoleClient>, catalog: Arc<watch::Sender<u64>>) {
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = match peer.listen(filter).await {
+        Ok(subscription) => subscription,
+        Err(error) => {
+            tracing::debug!(%error, "The MCP server refused subscriptions/listen.");
+            return;
+        }
+    };
+    while let Ok(Some(notification)) = subscription.next().await {
+        if matches!(
+            notification,
+            mcp::ServerNotification::ToolListChangedNotification(_)
+        ) {
+            catalog.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+}
+
+/// Connects, spawning the child for stdio, and opens the session (`server/discover`, else
+/// `initialize`; see the module docs) within the start-up timeout.
 pub(crate) async fn connect(
     source: &str,
     config: &McpConfig,
@@ -202,7 +268,11 @@ pub(crate) async fn connect(
             let (child, stdout, stdin) = ChildProcess::spawn(&spec)?;
             let mut exit = child.exit();
             let transport = StdioTransport::new(stdout, stdin);
-            let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
+            let served = tokio::time::timeout(
+                timeout,
+                handler.serve_with_lifecycle(transport, lifecycle()),
+            )
+            .await;
             match served {
                 Ok(Ok(service)) => Ok(Session::new(service, Some(child))),
                 Ok(Err(error)) => {
@@ -216,7 +286,8 @@ pub(crate) async fn connect(
                     .and_then(|s| s.ok().and_then(|s| *s));
                     let why = match status {
                         Some(status) => format!("it exited during start-up ({status})"),
-                        None => "the `initialize` handshake failed".to_owned(),
+                        None => "the start-up handshake (`server/discover` or `initialize`) failed"
+                            .to_owned(),
                     };
                     Err(AdapterError::Setup {
                         message: format!(
@@ -235,7 +306,12 @@ pub(crate) async fn connect(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(header_map(headers)?.into_iter().collect::<HashMap<_, _>>()),
             );
-            match tokio::time::timeout(timeout, handler.serve(transport)).await {
+            match tokio::time::timeout(
+                timeout,
+                handler.serve_with_lifecycle(transport, lifecycle()),
+            )
+            .await
+            {
                 Ok(Ok(service)) => Ok(Session::new(service, None)),
                 Ok(Err(error)) => Err(AdapterError::Unreachable {
                     message: format!("cannot open an MCP session at {url}"),
@@ -249,7 +325,7 @@ pub(crate) async fn connect(
             let session = async {
                 let transport = SseTransport::connect(url, headers).await?;
                 handler
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, lifecycle())
                     .await
                     .map_err(|error| AdapterError::Unreachable {
                         message: format!("cannot open an MCP session at {url}"),

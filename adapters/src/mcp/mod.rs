@@ -2,7 +2,7 @@
 //! tools, through rmcp's client role.
 //!
 //! - [`config`]: [`McpConfig`], what the bridge's config and CLI flags build.
-//! - `client`: one session (connect, `initialize`, `list_changed` → catalog tick).
+//! - `client`: one session (connect in the server's era, `list_changed` → catalog tick).
 //! - `child`: the stdio child (process group, stderr to the log, no orphans).
 //! - `supervisor`: restarts with backoff, hang detection, state for `/health`.
 //! - `sse`: the legacy HTTP+SSE transport rmcp lacks.
@@ -30,7 +30,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::{Adapter, AdapterError, BuildContext, SourceState, ToolCall};
+use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall};
 
 mod child;
 mod client;
@@ -51,6 +51,10 @@ use convert::Failure;
 /// with its exit code rather than a lost connection.
 const EXIT_STATUS_WAIT: Duration = Duration::from_secs(2);
 
+/// The shortest wait before re-listing a tool list whose `ttlMs` ran out: a server that says
+/// `0` is not re-listed in a loop.
+const MIN_RELIST: Duration = Duration::from_secs(1);
+
 /// One MCP server, supervised.
 pub struct McpAdapter {
     shared: Arc<Shared>,
@@ -67,6 +71,8 @@ pub(crate) struct Shared {
     catalog: Arc<watch::Sender<u64>>,
     live: RwLock<Option<Live>>,
     shutdown: watch::Sender<bool>,
+    /// The re-list scheduled for when the last list's `ttlMs` runs out.
+    relist: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// The session calls go through while the source is ready.
@@ -75,6 +81,7 @@ struct Live {
     peer: Peer<RoleClient>,
     child_exit: Option<watch::Receiver<Option<ExitStatus>>>,
     pid: Option<u32>,
+    protocol: McpProtocol,
 }
 
 impl fmt::Debug for McpAdapter {
@@ -112,6 +119,7 @@ impl McpAdapter {
             catalog: catalog.clone(),
             live: RwLock::new(None),
             shutdown,
+            relist: Mutex::new(None),
         });
         let session =
             client::connect(name, config, &shared.secret_env, Handler::new(catalog)).await?;
@@ -146,6 +154,7 @@ impl Shared {
             peer: session.peer.clone(),
             child_exit: session.child_exit(),
             pid: session.child.as_ref().map(child::ChildProcess::pid),
+            protocol: session.protocol.clone(),
         };
         if let Ok(mut slot) = self.live.write() {
             *slot = Some(live);
@@ -156,6 +165,21 @@ impl Shared {
     fn unpublish(&self) {
         if let Ok(mut slot) = self.live.write() {
             *slot = None;
+        }
+    }
+
+    /// Re-lists once `ttl` has passed (a stateless server's cache hint), replacing any re-list
+    /// scheduled before.
+    fn relist_after(&self, ttl: Duration) {
+        let catalog = self.catalog.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(ttl.max(MIN_RELIST)).await;
+            catalog.send_modify(|n| *n = n.wrapping_add(1));
+        });
+        if let Ok(mut slot) = self.relist.lock()
+            && let Some(previous) = slot.replace(timer)
+        {
+            previous.abort();
         }
     }
 
@@ -211,8 +235,15 @@ impl Adapter for McpAdapter {
 
     async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError> {
         let live = self.shared.live()?;
-        let tools = match live.peer.list_all_tools().await {
-            Ok(tools) => tools,
+        let tools = match live.peer.list_all_tools_with_cache_hint().await {
+            Ok(list) => {
+                // A stateless server says how long its list holds; without a hint the list
+                // changes only when the server says so.
+                if let Some(ttl) = list.ttl_ms {
+                    self.shared.relist_after(Duration::from_millis(ttl));
+                }
+                list.items
+            }
             Err(error) => return Err(live.classify(error).await),
         };
         let info = live.peer.peer_info();
@@ -249,8 +280,15 @@ impl Adapter for McpAdapter {
         Some(self.shared.catalog.subscribe())
     }
 
+    fn mcp_protocol(&self) -> Option<McpProtocol> {
+        self.shared.live().ok().map(|live| live.protocol)
+    }
+
     async fn shutdown(&self) {
         self.shared.shutdown.send_replace(true);
+        if let Some(timer) = self.shared.relist.lock().ok().and_then(|mut t| t.take()) {
+            timer.abort();
+        }
         let supervisor = self.supervisor.lock().ok().and_then(|mut s| s.take());
         if let Some(supervisor) = supervisor {
             let _ = supervisor.await;

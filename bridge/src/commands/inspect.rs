@@ -146,6 +146,9 @@ fn print_check(sources: &[Source], reports: &[SourceReport]) -> bool {
     let mut any_skipped = false;
     for (source, report) in sources.iter().zip(reports) {
         println!("{} ({})", report.name, source.describe());
+        if let Some(protocol) = &report.protocol {
+            println!("  speaks {protocol}");
+        }
         if let Some(error) = &report.error {
             println!("  FAILED: {error}");
             continue;

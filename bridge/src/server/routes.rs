@@ -36,6 +36,9 @@ pub(super) async fn health(State(state): State<AppState>, headers: HeaderMap) ->
             let source_state = s.adapter.state();
             ready &= source_state.is_ready();
             let mut shown = json!({"name": s.adapter.name(), "tools": s.entries.len(), "status": shown(&source_state, trusted)});
+            if let Some(protocol) = s.adapter.mcp_protocol() {
+                shown["mcp"] = json!(protocol);
+            }
             if !s.drift.is_empty() {
                 shown["lock"] = if may_list {
                     json!({"changed": s.drift.len(), "warnings": s.drift.iter().map(|d| d.message()).collect::<Vec<_>>()})
