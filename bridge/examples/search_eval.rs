@@ -7,8 +7,11 @@
 //! cargo run --release -p otc-bridge --example search_eval -- \
 //!     --manifest ../shared/corpus/openapi/manifest.json \
 //!     --queries ../shared/search/dev-queries.json [--scale 10000] [--misses] [--half odd|even]
-//!     [--query TEXT] [--dump FILE]
+//!     [--query TEXT] [--dump FILE] [--ranks FILE]
 //! ```
+//!
+//! `--ranks FILE` writes each query's top 50 hits with their scores as JSON lines (for
+//! bench/search/embedding, which fuses them with an embedding model's ranking).
 //!
 //! `bench/search/run.sh` is the entry point; it passes the shared corpus and query set.
 
@@ -70,6 +73,7 @@ struct Args {
     /// Write one line per indexed tool (id, method and path, description) to this file, to
     /// read what the index sees.
     dump: Option<PathBuf>,
+    ranks: Option<PathBuf>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -80,6 +84,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut query = None;
     let mut half = None;
     let mut dump = None;
+    let mut ranks = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -89,6 +94,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--misses" => misses = true,
             "--query" => query = Some(args.next().context("--query TEXT")?),
             "--dump" => dump = Some(args.next().context("--dump FILE")?.into()),
+            "--ranks" => ranks = Some(args.next().context("--ranks FILE")?.into()),
             "--half" => {
                 half = Some(match args.next().as_deref() {
                     Some("even") => 0,
@@ -107,6 +113,7 @@ fn parse_args() -> anyhow::Result<Args> {
         query,
         half,
         dump,
+        ranks,
     })
 }
 
@@ -195,6 +202,26 @@ fn main() -> anyhow::Result<()> {
                     .chars()
                     .take(300)
                     .collect::<String>()
+            )?;
+        }
+    }
+    if let Some(path) = &args.ranks {
+        use std::io::Write as _;
+        let index = SearchIndex::build(&tools);
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for q in &query_set.queries {
+            let hits: Vec<(String, f32)> = index
+                .search(&q.query, 50, None)
+                .iter()
+                .map(|h| {
+                    let id = &tools[h.position].definition.id;
+                    (format!("{}.{}", id.toolkit, id.tool), h.score)
+                })
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"query": q.query, "hits": hits})
             )?;
         }
     }
