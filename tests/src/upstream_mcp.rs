@@ -69,8 +69,14 @@ impl HttpUpstream {
 /// Starts the example server with `--http` (streamable HTTP) or `--sse` (legacy) on
 /// `127.0.0.1:0` and reads the URL it prints.
 pub async fn spawn_example_http(flag: &str) -> HttpUpstream {
+    spawn_example_http_with(flag, &[]).await
+}
+
+/// [`spawn_example_http`] with more of the example server's options (`--era legacy`, …).
+pub async fn spawn_example_http_with(flag: &str, options: &[&str]) -> HttpUpstream {
     let mut child = Command::new(example_server_bin())
         .args([flag, "127.0.0.1:0"])
+        .args(options)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .kill_on_drop(true)

@@ -10,6 +10,13 @@
 //! --fault-tools     # also list `env`, `huge` and `deep` (see `tools`)
 //! --ignore-eof      # stdio: keep running after stdin closes, like a careless server
 //! --grandchild      # start a child (`sleep`) in our process group, like `npx` → `node`
+//!
+//! # protocol options, for the era tests (issue 12):
+//! --era modern|dual|legacy   # which lifecycles it answers (default dual: both, as rmcp does)
+//!                            #   modern: server/discover only, `initialize` refused
+//!                            #   legacy: `initialize` only, `server/discover` unknown
+//! --list-ttl-ms N            # put `ttlMs: N` on the tool list
+//! --silent-changes           # `toggle_extra` changes the list without `list_changed`
 //! ```
 //!
 //! In the HTTP modes the URL is the first line on stdout, so a test can bind port 0 and read
@@ -27,7 +34,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 mod sse;
 mod tools;
 
-use tools::DemoServer;
+use tools::{DemoServer, Era};
 
 enum Mode {
     Stdio,
@@ -37,19 +44,19 @@ enum Mode {
 
 struct Options {
     mode: Mode,
-    fault_tools: bool,
     ignore_eof: bool,
     grandchild: bool,
+    server: DemoServer,
 }
 
-const USAGE: &str = "usage: example-mcp-server [--http ADDR | --sse ADDR] [--fault-tools] [--ignore-eof] [--grandchild]";
+const USAGE: &str = "usage: example-mcp-server [--http ADDR | --sse ADDR] [--fault-tools] [--ignore-eof] [--grandchild] [--era modern|dual|legacy] [--list-ttl-ms N] [--silent-changes]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
         mode: Mode::Stdio,
-        fault_tools: false,
         ignore_eof: false,
         grandchild: false,
+        server: DemoServer::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -65,7 +72,20 @@ fn parse_args() -> Result<Options, String> {
                     Mode::Sse(addr)
                 };
             }
-            "--fault-tools" => options.fault_tools = true,
+            "--fault-tools" => options.server.list_faults = true,
+            "--era" => {
+                options.server.era = match args.next().as_deref() {
+                    Some("modern") => Era::Modern,
+                    Some("dual") => Era::Dual,
+                    Some("legacy") => Era::Legacy,
+                    _ => return Err(USAGE.to_owned()),
+                }
+            }
+            "--list-ttl-ms" => {
+                let ms = args.next().and_then(|n| n.parse().ok()).ok_or(USAGE)?;
+                options.server.list_ttl_ms = Some(ms);
+            }
+            "--silent-changes" => options.server.silent_changes = true,
             "--ignore-eof" => options.ignore_eof = true,
             "--grandchild" => options.grandchild = true,
             _ => return Err(USAGE.to_owned()),
@@ -90,11 +110,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run(options: Options) -> Result<(), String> {
-    let server = if options.fault_tools {
-        DemoServer::with_fault_tools()
-    } else {
-        DemoServer::default()
-    };
+    let server = options.server;
     // Kept until we exit; never waited for: it is meant to outlive us if nobody kills it.
     let _grandchild = if options.grandchild {
         let child = std::process::Command::new("sleep")

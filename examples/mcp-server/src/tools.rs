@@ -46,7 +46,26 @@ const PAGE_SIZE: usize = 3;
 pub(crate) struct DemoServer {
     state: Arc<State>,
     /// List the fault tools too.
-    list_faults: bool,
+    pub(crate) list_faults: bool,
+    /// Which MCP lifecycles it answers.
+    pub(crate) era: Era,
+    /// The `ttlMs` cache hint put on its tool list (2026-07-28 clients re-list when it runs out).
+    pub(crate) list_ttl_ms: Option<u64>,
+    /// Change the tool list without announcing it (`list_changed` is not sent), so only the
+    /// list's `ttlMs` tells a client to re-list.
+    pub(crate) silent_changes: bool,
+}
+
+/// The MCP lifecycles a server answers (`--era`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// Both: `server/discover` (2026-07-28, stateless) and `initialize` (rmcp's default).
+    #[default]
+    Dual,
+    /// 2026-07-28 only: `initialize` is refused.
+    Modern,
+    /// The handshake era only: `server/discover` is an unknown method, as on older servers.
+    Legacy,
 }
 
 #[derive(Debug)]
@@ -333,14 +352,6 @@ fn args<T: DeserializeOwned>(request: &mcp::CallToolRequestParams) -> Result<T, 
 }
 
 impl DemoServer {
-    /// A server that also lists the fault tools.
-    pub(crate) fn with_fault_tools() -> Self {
-        Self {
-            list_faults: true,
-            ..Self::default()
-        }
-    }
-
     fn tools(&self) -> Vec<mcp::Tool> {
         let stage = self.state.stage.load(Ordering::SeqCst);
         let mut tools: Vec<mcp::Tool> = base_tools()
@@ -411,7 +422,9 @@ impl DemoServer {
             "toggle_extra" => {
                 let now = !self.state.extra.fetch_xor(true, Ordering::SeqCst);
                 // Sent after the list changed, so a client that re-lists sees the new list.
-                let _ = context.peer.notify_tool_list_changed().await;
+                if !self.silent_changes {
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
                 Ok(text(format!(
                     "extra is now {}",
                     if now { "listed" } else { "gone" }
@@ -498,7 +511,37 @@ impl ServerHandler for DemoServer {
         if end < tools.len() {
             page.next_cursor = Some(end.to_string());
         }
+        page.ttl_ms = self.list_ttl_ms;
         Ok(page)
+    }
+
+    async fn initialize(
+        &self,
+        request: mcp::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<mcp::InitializeResult, ErrorData> {
+        if self.era == Era::Modern {
+            return Err(ErrorData::invalid_request(
+                "this server speaks MCP 2026-07-28 only: open with server/discover",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<mcp::DiscoverResult, ErrorData> {
+        if self.era == Era::Legacy {
+            return Err(ErrorData::method_not_found::<mcp::DiscoverRequestMethod>());
+        }
+        let _ = context;
+        Ok(mcp::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn call_tool(

@@ -7,6 +7,7 @@
 //! `limits`: oversized and malformed answers.
 
 mod environment;
+mod eras;
 mod limits;
 mod supervision;
 mod transports;
