@@ -6,6 +6,12 @@
 #   scripts/mcp-conformance.sh http://127.0.0.1:8080/mcp                 # the four default scenarios
 #   scripts/mcp-conformance.sh http://127.0.0.1:8080/mcp tools-list ping # just these
 #   scripts/mcp-conformance.sh --demo [SCENARIO...]                      # against `otc-bridge demo`
+#   scripts/mcp-conformance.sh --client [SCENARIO...]                    # the bridge as MCP client
+#
+# --client runs the suite's client scenarios (default: initialize tools_call sse-retry): for each,
+# the suite starts its test server and runs scripts/mcp-conformance/client.py with its URL, which
+# starts `otc-bridge --mcp-url URL` (debug build) and lists and calls every tool over OTC, the way a
+# user would; the suite judges what the bridge sent upstream.
 #
 # --demo builds otc-bridge (debug, in $CARGO_TARGET_DIR or target/), starts
 # `otc-bridge demo --listen 127.0.0.1:0`, runs against <its URL>/mcp and stops it.
@@ -24,7 +30,11 @@ URL="$1"
 shift
 SCENARIOS=("$@")
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
-    SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
+    if [ "$URL" = "--client" ]; then
+        SCENARIOS=(initialize tools_call sse-retry)
+    else
+        SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
+    fi
 fi
 
 DIR="${OTC_CORPUS_DIR:-.corpus}"
@@ -44,9 +54,11 @@ stop_bridge() {
     fi
 }
 trap stop_bridge EXIT
-if [ "$URL" = "--demo" ]; then
+if [ "$URL" = "--demo" ] || [ "$URL" = "--client" ]; then
     cargo build --locked --manifest-path "$(dirname "$0")/../Cargo.toml" -p otc-bridge --bin otc-bridge
-    BIN="${CARGO_TARGET_DIR:-$(dirname "$0")/../target}/debug/otc-bridge"
+    BIN="$(realpath "${CARGO_TARGET_DIR:-$(dirname "$0")/../target}/debug/otc-bridge")"
+fi
+if [ "$URL" = "--demo" ]; then
     LOG="$RESULTS/bridge.log"
     "$BIN" demo --listen 127.0.0.1:0 >"$LOG" 2>&1 &
     BRIDGE_PID=$!
@@ -76,7 +88,13 @@ for scenario in "${SCENARIOS[@]}"; do
     echo
     echo "=== $scenario ==="
     status=0
-    timeout "$TIMEOUT" "$NODE" "$SUITE" server --url "$URL" --scenario "$scenario" --output-dir "$RESULTS" || status=$?
+    if [ "$URL" = "--client" ]; then
+        OTC_BRIDGE="$BIN" timeout "$TIMEOUT" "$NODE" "$SUITE" client \
+            --command "python3 $(realpath "$(dirname "$0")")/mcp-conformance/client.py" \
+            --scenario "$scenario" --output-dir "$RESULTS" || status=$?
+    else
+        timeout "$TIMEOUT" "$NODE" "$SUITE" server --url "$URL" --scenario "$scenario" --output-dir "$RESULTS" || status=$?
+    fi
     if [ "$status" -eq 0 ]; then
         passed+=("$scenario")
     else

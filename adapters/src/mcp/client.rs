@@ -19,7 +19,8 @@ use http::{HeaderName, HeaderValue};
 use rmcp::model as mcp;
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::{
-    NotificationContext, QuitReason, RunningService, RunningServiceCancellationToken,
+    ClientInitializeError, NotificationContext, QuitReason, RunningService,
+    RunningServiceCancellationToken,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -233,20 +234,91 @@ async fn listen(peer: Peer<RoleClient>, catalog: Arc<watch::Sender<u64>>) {
 
 /// Connects, spawning the child for stdio, and opens the session (`server/discover`, else
 /// `initialize`; see the module docs) within the start-up timeout.
+///
+/// A server that answers `server/discover` with something other than a `DiscoverResult` or an
+/// error (some answer every unknown method with `{}`) has a handshake-era lifecycle: the
+/// 2026-07-28 transports page says to fall back to `initialize`. rmcp gives up on the transport
+/// then, so the session is opened again with `initialize` (a stdio child is started again).
+/// Legacy HTTP+SSE predates `server/discover` and always opens with `initialize`.
 pub(crate) async fn connect(
     source: &str,
     config: &McpConfig,
     secret_env: &BTreeSet<String>,
     handler: Handler,
 ) -> Result<Session, AdapterError> {
+    if !matches!(config.transport, McpTransportConfig::Sse { .. }) {
+        match open(source, config, secret_env, handler.clone(), lifecycle()).await {
+            Err(Failed::NotDiscover(error)) => tracing::info!(
+                upstream = %source,
+                %error,
+                "The MCP server answered server/discover with neither a result nor an error; \
+                 opening it again with initialize."
+            ),
+            opened => return opened.map_err(Failed::into_error),
+        }
+    }
+    open(
+        source,
+        config,
+        secret_env,
+        handler,
+        ClientLifecycleMode::Initialize,
+    )
+    .await
+    .map_err(Failed::into_error)
+}
+
+/// Why a session could not be opened.
+enum Failed {
+    /// `server/discover` got an answer that is neither its result nor an error.
+    NotDiscover(AdapterError),
+    Error(AdapterError),
+}
+
+impl Failed {
+    fn into_error(self) -> AdapterError {
+        match self {
+            Self::NotDiscover(error) | Self::Error(error) => error,
+        }
+    }
+
+    /// Sorts rmcp's start-up failure `cause`, wrapped by `error`.
+    fn of(
+        cause: ClientInitializeError,
+        error: impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> AdapterError,
+    ) -> Self {
+        let not_discover = matches!(
+            cause,
+            ClientInitializeError::ExpectedInitResult(_)
+                | ClientInitializeError::ExpectedInitResponse(_)
+        );
+        let error = error(Box::new(cause));
+        if not_discover {
+            Self::NotDiscover(error)
+        } else {
+            Self::Error(error)
+        }
+    }
+}
+
+/// One attempt at opening a session with `mode`.
+async fn open(
+    source: &str,
+    config: &McpConfig,
+    secret_env: &BTreeSet<String>,
+    handler: Handler,
+    mode: ClientLifecycleMode,
+) -> Result<Session, Failed> {
     let timeout = config.startup_timeout();
-    let timed_out = || AdapterError::Setup {
-        message: format!(
-            "the MCP server ({}) did not finish start-up within {} s",
-            config.describe(),
-            timeout.as_secs()
-        ),
-        source: None,
+    let timed_out = || {
+        Failed::Error(AdapterError::Setup {
+            message: format!(
+                "the MCP server ({}) did not finish start-up within {} s",
+                config.describe(),
+                timeout.as_secs()
+            ),
+            source: None,
+        })
     };
     match &config.transport {
         McpTransportConfig::Stdio {
@@ -258,21 +330,18 @@ pub(crate) async fn connect(
         } => {
             let spec = ChildSpec {
                 source: source.to_owned(),
-                argv: split_command(command, args)?,
+                argv: split_command(command, args).map_err(Failed::Error)?,
                 env: env.clone(),
                 inherit_env: *inherit_env,
                 secret_env: secret_env.clone(),
                 cwd: cwd.clone(),
                 stderr_lines_per_sec: config.stderr_lines_per_sec,
             };
-            let (child, stdout, stdin) = ChildProcess::spawn(&spec)?;
+            let (child, stdout, stdin) = ChildProcess::spawn(&spec).map_err(Failed::Error)?;
             let mut exit = child.exit();
             let transport = StdioTransport::new(stdout, stdin);
-            let served = tokio::time::timeout(
-                timeout,
-                handler.serve_with_lifecycle(transport, lifecycle()),
-            )
-            .await;
+            let served =
+                tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode)).await;
             match served {
                 Ok(Ok(service)) => Ok(Session::new(service, Some(child))),
                 Ok(Err(error)) => {
@@ -289,48 +358,48 @@ pub(crate) async fn connect(
                         None => "the start-up handshake (`server/discover` or `initialize`) failed"
                             .to_owned(),
                     };
-                    Err(AdapterError::Setup {
-                        message: format!(
-                            "cannot start the MCP server `{}`: {why}",
-                            spec.argv.join(" ")
-                        ),
-                        source: Some(Box::new(error)),
-                    })
+                    let message = format!(
+                        "cannot start the MCP server `{}`: {why}",
+                        spec.argv.join(" ")
+                    );
+                    Err(Failed::of(error, |source| AdapterError::Setup {
+                        message,
+                        source: Some(source),
+                    }))
                 }
                 Err(_) => Err(timed_out()),
             }
         }
         McpTransportConfig::StreamableHttp { url, headers } => {
             let transport = StreamableHttpClientTransport::with_client(
-                LimitedHttpClient::new()?,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(header_map(headers)?.into_iter().collect::<HashMap<_, _>>()),
+                LimitedHttpClient::new().map_err(Failed::Error)?,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(
+                    header_map(headers)
+                        .map_err(Failed::Error)?
+                        .into_iter()
+                        .collect::<HashMap<_, _>>(),
+                ),
             );
-            match tokio::time::timeout(
-                timeout,
-                handler.serve_with_lifecycle(transport, lifecycle()),
-            )
-            .await
+            match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode)).await
             {
                 Ok(Ok(service)) => Ok(Session::new(service, None)),
-                Ok(Err(error)) => Err(AdapterError::Unreachable {
-                    message: format!("cannot open an MCP session at {url}"),
-                    source: Some(Box::new(error)),
-                }),
+                Ok(Err(error)) => Err(unreachable(url, error)),
                 Err(_) => Err(timed_out()),
             }
         }
         McpTransportConfig::Sse { url, headers } => {
-            let headers = header_map(headers)?.into_iter().collect();
+            let headers = header_map(headers)
+                .map_err(Failed::Error)?
+                .into_iter()
+                .collect();
             let session = async {
-                let transport = SseTransport::connect(url, headers).await?;
-                handler
-                    .serve_with_lifecycle(transport, lifecycle())
+                let transport = SseTransport::connect(url, headers)
                     .await
-                    .map_err(|error| AdapterError::Unreachable {
-                        message: format!("cannot open an MCP session at {url}"),
-                        source: Some(Box::new(error)),
-                    })
+                    .map_err(Failed::Error)?;
+                handler
+                    .serve_with_lifecycle(transport, mode)
+                    .await
+                    .map_err(|error| unreachable(url, error))
             };
             match tokio::time::timeout(timeout, session).await {
                 Ok(Ok(service)) => Ok(Session::new(service, None)),
@@ -339,6 +408,14 @@ pub(crate) async fn connect(
             }
         }
     }
+}
+
+/// A remote server that did not open a session.
+fn unreachable(url: &str, cause: ClientInitializeError) -> Failed {
+    Failed::of(cause, |source| AdapterError::Unreachable {
+        message: format!("cannot open an MCP session at {url}"),
+        source: Some(source),
+    })
 }
 
 /// Resolves configured headers (reading variables now, so a missing one fails start-up).

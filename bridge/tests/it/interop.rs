@@ -73,6 +73,23 @@ async fn the_official_mcp_conformance_suite_passes_against_post_mcp() {
     demo.interrupt().await;
 }
 
+/// The conformance suite's client scenarios, with the bridge as the MCP client: the suite's test
+/// server, `otc-bridge --mcp-url` in front of it, and OTC calls through it
+/// (`scripts/mcp-conformance.sh --client`, see scripts/mcp-conformance/client.py).
+#[tokio::test]
+async fn the_official_mcp_conformance_client_scenarios_pass_through_the_bridge() {
+    let Some(corpus) = otc_fixtures::corpus_dir() else {
+        return;
+    };
+    let mut suite = tokio::process::Command::new(repo_root().join("scripts/mcp-conformance.sh"));
+    suite.arg("--client").env("OTC_CORPUS_DIR", &corpus);
+    let stdout = succeeded(suite, "conformance (client scenarios)").await;
+    for scenario in ["initialize", "tools_call", "sse-retry"] {
+        assert!(stdout.contains(&format!("PASS {scenario}")), "{stdout}");
+    }
+    assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
+}
+
 /// Runs `tests/interop/mcp_client.py` (the official Python MCP SDK) with `args` and `script`,
 /// and returns its JSON lines.
 async fn python_mcp(
