@@ -17,6 +17,66 @@ use serde_json::Value;
 use crate::AdapterError;
 
 /// The tool's value, or its reported failure.
+/// A `tools/call` answer of either era. A 2026-07-28 server may answer `resultType:
+/// "input_required"` (it wants the client to elicit from a user, sample a model or list roots,
+/// then call again) or `"task"`. An OTC call has no user or model to ask and no task to poll, so
+/// both are the tool's error, naming what the server wanted; its elicitation message and URL are
+/// passed on unchanged, its opaque request state is not.
+pub(crate) fn call_response(response: mcp::CallToolResponse) -> Result<Value, AdapterError> {
+    match response {
+        mcp::CallToolResponse::Complete(result) => call_result(result),
+        mcp::CallToolResponse::InputRequired(asked) => {
+            let wanted: Vec<String> = asked
+                .input_requests
+                .iter()
+                .flatten()
+                .map(|(_, request)| describe_input_request(request))
+                .collect();
+            let wanted = if wanted.is_empty() {
+                "more input".to_owned()
+            } else {
+                wanted.join("; ")
+            };
+            Err(AdapterError::ToolFailed {
+                message: format!(
+                    "the MCP server needs input that an OTC call cannot give: {wanted}"
+                ),
+                details: None,
+            })
+        }
+        mcp::CallToolResponse::Task(_) => Err(AdapterError::ToolFailed {
+            message: "the MCP server answered with a task to poll (resultType \"task\"), \
+                      which the bridge does not follow"
+                .to_owned(),
+            details: None,
+        }),
+        _ => Err(AdapterError::ToolFailed {
+            message: "the MCP server answered with a result type the bridge does not know"
+                .to_owned(),
+            details: None,
+        }),
+    }
+}
+
+/// What one `input_required` request asks for, in words.
+fn describe_input_request(request: &mcp::InputRequest) -> String {
+    let value = serde_json::to_value(request).unwrap_or(Value::Null);
+    let params = &value["params"];
+    let text = |key: &str| params.get(key).and_then(Value::as_str);
+    match value.get("method").and_then(Value::as_str) {
+        Some("elicitation/create") => match (text("message"), text("url")) {
+            (Some(message), Some(url)) => format!("a user's answer ({message}; at {url})"),
+            (Some(message), None) => format!("a user's answer ({message})"),
+            (None, Some(url)) => format!("a user's visit to {url}"),
+            (None, None) => "a user's answer".to_owned(),
+        },
+        Some("sampling/createMessage") => "a completion from the client's model".to_owned(),
+        Some("roots/list") => "the client's roots".to_owned(),
+        Some(other) => format!("an answer to {other}"),
+        None => "more input".to_owned(),
+    }
+}
+
 pub(crate) fn call_result(result: mcp::CallToolResult) -> Result<Value, AdapterError> {
     if result.is_error == Some(true) {
         let text = texts(&result.content);

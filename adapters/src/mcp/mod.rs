@@ -266,8 +266,8 @@ impl Adapter for McpAdapter {
         };
         let live = self.shared.live()?;
         let params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
-        match live.peer.call_tool(params).await {
-            Ok(result) => convert::call_result(result),
+        match live.peer.call_tool_once(params).await {
+            Ok(response) => convert::call_response(response),
             Err(error) => Err(live.classify(error).await),
         }
     }

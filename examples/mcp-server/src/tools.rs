@@ -22,6 +22,7 @@
 //! | `env` | the process's environment, as `structuredContent` `{"vars": {NAME: VALUE}}` |
 //! | `huge` | a text answer of `bytes` bytes (default 17 MiB: past every transport's 16 MiB cap) |
 //! | `deep` | `structuredContent` nested `levels` objects deep (default 200: past serde's 128) |
+//! | `ask` | answers `resultType: "input_required"`, eliciting a name from the user (2026-07-28) |
 //!
 //! Arguments that do not fit a tool are a JSON-RPC invalid-params error. `tools/list` is paged
 //! (`PAGE_SIZE` tools per page) so clients must follow `nextCursor`.
@@ -232,7 +233,41 @@ fn fault_tools() -> Vec<mcp::Tool> {
             "description": "An answer nested `levels` objects deep.",
             "inputSchema": {"type": "object", "properties": {"levels": {"type": "integer", "minimum": 0}}}
         })),
+        tool(json!({
+            "name": "ask",
+            "description": "Greets the user, after asking for their name.",
+            "inputSchema": {"type": "object", "properties": {}}
+        })),
     ]
+}
+
+/// `ask`: greets whoever the client's elicitation named; until then, asks for the name
+/// (`input_required`, SEP-2322).
+fn ask(request: &mcp::CallToolRequestParams) -> mcp::CallToolResponse {
+    let name = request
+        .input_responses
+        .as_ref()
+        .and_then(|responses| serde_json::to_value(responses).ok())
+        .and_then(|v| v["name"]["content"]["name"].as_str().map(str::to_owned));
+    if let Some(name) = name {
+        let hello = mcp::ContentBlock::text(format!("Hello, {name}!"));
+        return mcp::CallToolResult::success(vec![hello]).into();
+    }
+    let question = mcp::InputRequest::Elicitation(mcp::ElicitRequest::new(
+        mcp::ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "What is your name?".into(),
+            requested_schema: serde_json::from_value(json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"]
+            }))
+            .unwrap_or_else(|e| unreachable!("a valid elicitation schema: {e}")),
+        },
+    ));
+    let mut requests = mcp::InputRequests::new();
+    requests.insert("name".to_owned(), question);
+    mcp::InputRequiredResult::new(Some(requests), Some("asked".to_owned())).into()
 }
 
 /// The stages of `evolve`, in the order of `State::stage`.
@@ -550,6 +585,9 @@ impl ServerHandler for DemoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<mcp::CallToolResponse, ErrorData> {
         self.state.calls.fetch_add(1, Ordering::SeqCst);
+        if request.name == "ask" {
+            return Ok(ask(&request));
+        }
         self.dispatch(&request, &context).await.map(Into::into)
     }
 }

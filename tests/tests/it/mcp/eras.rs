@@ -165,3 +165,25 @@ async fn a_stateless_server_over_http_announces_changes_through_its_subscription
         "list_changed on subscriptions/listen did not re-list"
     );
 }
+
+#[tokio::test]
+async fn input_required_is_the_tools_error_naming_what_the_server_asked() {
+    for http in [false, true] {
+        let (flag, _upstream) = source(http, &["--era", "modern", "--fault-tools"]).await;
+        let (_bridge, url) = spawn_bridge(&[&flag[0], &flag[1]], &[]).await;
+        let (status, body) = call(&url, "ExampleMcpServer.Ask", json!({})).await;
+        assert_eq!(
+            (status, &body["result"]["success"]),
+            (200, &json!(false)),
+            "{body}"
+        );
+        let message = body["result"]["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("needs input that an OTC call cannot give")
+                && message.contains("What is your name?"),
+            "{body}"
+        );
+        // The opaque request state is the server's, not the caller's.
+        assert!(!body.to_string().contains("asked"), "{body}");
+    }
+}
