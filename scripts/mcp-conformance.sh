@@ -8,7 +8,8 @@
 #   scripts/mcp-conformance.sh --demo [SCENARIO...]                      # against `otc-bridge demo`
 #   scripts/mcp-conformance.sh --client [SCENARIO...]                    # the bridge as MCP client
 #
-# --client runs the suite's client scenarios (default: initialize tools_call sse-retry): for each,
+# --client runs the suite's client scenarios (default: initialize, tools_call, sse-retry and the
+# auth/* scenarios the README lists as passing): for each,
 # the suite starts its test server and runs scripts/mcp-conformance/client.py with its URL, which
 # starts `otc-bridge --mcp-url URL` (debug build) and lists and calls every tool over OTC, the way a
 # user would; the suite judges what the bridge sent upstream.
@@ -31,7 +32,13 @@ shift
 SCENARIOS=("$@")
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
     if [ "$URL" = "--client" ]; then
-        SCENARIOS=(initialize tools_call sse-retry)
+        SCENARIOS=(initialize tools_call sse-retry
+            auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3
+            auth/basic-cimd auth/scope-from-www-authenticate auth/scope-from-scopes-supported
+            auth/scope-omitted-when-undefined auth/scope-retry-limit
+            auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+            auth/pre-registration auth/2025-03-26-oauth-endpoint-fallback
+            auth/client-credentials-basic auth/client-credentials-jwt)
     else
         SCENARIOS=(server-initialize ping tools-list dns-rebinding-protection)
     fi

@@ -155,6 +155,7 @@ fn main() -> anyhow::Result<()> {
                 base_url: Some(LOOPBACK_BASE_URL.to_owned()),
                 toolkit: None,
                 version: None,
+                oauth: false,
             })
             .for_inspection()
         })

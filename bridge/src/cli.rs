@@ -44,6 +44,10 @@ pub(crate) enum Command {
     /// a configuration): every changed tool with its class (patch, minor, major) and reasons.
     /// Exits 1 when anything is major, for CI.
     Diff(DiffArgs),
+    /// Sign in to the MCP servers behind OAuth (--mcp-url URL --oauth, or `auth: {type: oauth}`
+    /// in --config): prints the authorization URL, catches the redirect on loopback, and keeps
+    /// the tokens (file mode 0600) for the bridge to use and refresh.
+    Login(InspectArgs),
     /// Serve the catalog to an MCP host over stdio (for hosts that spawn a command, e.g.
     /// Claude Desktop or Cursor): three meta-tools, search_tools, read_tool and call_tool, or
     /// every tool with --mcp-expose all. Logs go to stderr; stdout carries MCP only.
@@ -354,6 +358,10 @@ pub(crate) struct SourceArgs {
     /// Version (x.y.z) of the preceding source's tools.
     #[arg(long, value_name = "X.Y.Z")]
     pub(crate) tool_version: Vec<String>,
+    /// The preceding --mcp-url source is behind OAuth 2.1: sign in once with `otc-bridge login`
+    /// (the tokens are kept in the per-user config directory). More settings in --config.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub(crate) oauth: Vec<String>,
 }
 
 /// Reads the source flags of `matches` in command-line order, attaching each modifier to the
@@ -368,6 +376,7 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Stri
         "base_url",
         "toolkit",
         "tool_version",
+        "oauth",
     ] {
         let (Some(indices), Some(values)) =
             (matches.indices_of(id), matches.get_many::<String>(id))
@@ -393,6 +402,7 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Stri
                 base_url: None,
                 toolkit: None,
                 version: None,
+                oauth: false,
             });
             continue;
         }
@@ -402,6 +412,16 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Stri
                 "{flag} must follow the source it applies to (--openapi, --mcp, --mcp-url or --mcp-sse)"
             ));
         };
+        if id == "oauth" {
+            if last.kind != SourceKind::McpHttp {
+                return Err(format!(
+                    "--oauth applies to --mcp-url sources only, not to '{}'",
+                    last.target
+                ));
+            }
+            last.oauth = true;
+            continue;
+        }
         let slot = match id {
             "base_url" if last.kind != SourceKind::OpenApi => {
                 return Err(format!(

@@ -483,6 +483,7 @@ mod tests {
             base_url: None,
             toolkit: None,
             version: None,
+            oauth: false,
         }
     }
 

@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             Some(Command::Export(args)) => commands::export::export(&args, sub).await,
             Some(Command::Lock(args)) => commands::lock::lock(&args, sub).await,
             Some(Command::Diff(args)) => commands::diff::diff(&args).await,
+            Some(Command::Login(args)) => commands::login::login(&args, sub).await,
             Some(Command::Mcp(args)) => commands::mcp::mcp(&args, sub).await,
             Some(Command::Demo(args)) => commands::demo::demo(&args).await,
             Some(Command::DemoMcpServer) => demo::mcp_server::serve_stdio()

@@ -64,6 +64,8 @@ pub struct SourceFlag {
     pub toolkit: Option<String>,
     /// `--tool-version`.
     pub version: Option<String>,
+    /// `--oauth` (`--mcp-url` only): the server is behind OAuth 2.1.
+    pub oauth: bool,
 }
 
 /// The kinds of source flag.
@@ -172,6 +174,11 @@ impl Source {
                 };
                 config.toolkit.clone_from(&flag.toolkit);
                 config.version.clone_from(&flag.version);
+                if flag.oauth {
+                    config.auth = Some(otc_adapters::mcp::config::AuthConfig::Oauth(
+                        Default::default(),
+                    ));
+                }
                 Upstream::Mcp(config)
             }
         };
@@ -468,6 +475,7 @@ mod tests {
             base_url: None,
             toolkit: None,
             version: None,
+            oauth: false,
         };
         let mut s = vec![
             Source::from_flag(&flag("a/pets.yaml")),

@@ -9,11 +9,14 @@ each one with an input its schema accepts. The bridge is the MCP client the suit
 Environment: OTC_BRIDGE (the binary; default target/debug/otc-bridge); CLIENT_LOG=FILE appends
 what it did to FILE (the suite shows a client's stderr only when it exits non-zero).
 """
+import http.client
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 START_TIMEOUT = 60
@@ -48,12 +51,75 @@ def request(url, body=None):
         return error.code, json.load(error)
 
 
+# The client ID metadata document URL the suite's auth/basic-cimd scenario expects (a user
+# configures their own; the suite never fetches it).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def auth_config(server_url, scenario, context):
+    """The `--config` YAML of an auth/* scenario: the server behind OAuth, with what the suite
+    gave in MCP_CONFORMANCE_CONTEXT (a pre-registered client, client credentials)."""
+    auth = {"type": "oauth", "client_metadata_url": CIMD_URL}
+    if "client_id" in context:
+        auth["client_id"] = context["client_id"]
+    if "client_secret" in context:
+        auth["client_secret"] = {"value": context["client_secret"]}
+    if scenario.startswith("auth/client-credentials"):
+        auth["grant"] = "client_credentials"
+        auth.pop("client_metadata_url")
+        if "private_key_pem" in context:
+            auth["private_key"] = {"value": context["private_key_pem"]}
+    source = {"type": "mcp", "transport": {"type": "streamable_http", "url": server_url}, "auth": auth}
+    return json.dumps({"sources": [source]})  # JSON is YAML
+
+
+def follow_once(url):
+    """GETs `url` without following a redirect; returns the Location it redirects to."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    connection.request("GET", parts.path + ("?" + parts.query if parts.query else ""))
+    response = connection.getresponse()
+    location = response.getheader("Location")
+    response.read()
+    return location
+
+
+def sign_in(binary, config):
+    """`otc-bridge login --config FILE`, playing the user: opens the printed authorization URL
+    (the suite's authorization server redirects at once) and delivers the redirect to the
+    bridge's loopback listener."""
+    login = subprocess.Popen([binary, "login", "--config", config], stdout=subprocess.PIPE, text=True)
+    for line in login.stdout:
+        print(f"login: {line.rstrip()}", file=sys.stderr)
+        if line.startswith("  http"):
+            location = follow_once(line.strip())
+            if location:
+                urllib.request.urlopen(location, timeout=30).read()
+    return login.wait(timeout=60)
+
+
 def main():
     server_url = sys.argv[-1]
     if os.environ.get("CLIENT_LOG"):
         sys.stderr = open(os.environ["CLIENT_LOG"], "a")
     binary = os.environ.get("OTC_BRIDGE", "target/debug/otc-bridge")
-    args = [binary, "--listen", "127.0.0.1:0", "--mcp-url", server_url]
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    args = [binary, "--listen", "127.0.0.1:0"]
+    if scenario.startswith("auth/"):
+        home = tempfile.mkdtemp(prefix="otc-conformance-")
+        os.environ["XDG_CONFIG_HOME"] = home  # the token file goes there
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
+        config = os.path.join(home, "bridge.yaml")
+        with open(config, "w") as out:
+            out.write(auth_config(server_url, scenario, context))
+        if not scenario.startswith("auth/client-credentials"):
+            status = sign_in(binary, config)
+            print(f"login exited {status}", file=sys.stderr)
+            if status != 0:
+                return 1
+        args += ["--config", config]
+    else:
+        args += ["--mcp-url", server_url]
     bridge = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
     try:
         started = time.monotonic()

@@ -31,9 +31,11 @@ use tokio::task::JoinHandle;
 use super::child::{ChildProcess, ChildSpec};
 use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_command};
 use super::http::LimitedHttpClient;
+use super::oauth::{SignIn, SourceAuth};
 use super::sse::SseTransport;
 use super::stdio::StdioTransport;
 use crate::{AdapterError, McpEra, McpProtocol};
+use rmcp::transport::auth::AuthClient;
 
 /// Receives what the server sends on its own.
 #[derive(Debug, Clone)]
@@ -245,33 +247,127 @@ pub(crate) async fn connect(
     config: &McpConfig,
     secret_env: &BTreeSet<String>,
     handler: Handler,
+    auth: Option<&SourceAuth>,
 ) -> Result<Session, AdapterError> {
+    let http = auth.map(SourceAuth::http);
+    match open_any_era(source, config, secret_env, &handler, http.clone()).await {
+        Err(Failed::Challenge(challenge)) => {
+            // A 401 (or 403) with a token, or without one: get another if no person is needed.
+            let Some(auth) = auth else {
+                return Err(AdapterError::setup(format!(
+                    "the MCP server ({}) asks for authorization; configure `auth: {{type: oauth}}` \
+                     (or --oauth) for it",
+                    config.describe()
+                )));
+            };
+            auth.recover(&challenge).await?;
+            match open_any_era(source, config, secret_env, &handler, http).await {
+                Err(Failed::Challenge(challenge)) => {
+                    Err(auth.recover(&challenge).await.err().unwrap_or_else(|| {
+                        AdapterError::setup(format!(
+                            "the MCP server ({}) rejects the token it was just given",
+                            config.describe()
+                        ))
+                    }))
+                }
+                opened => opened.map_err(Failed::into_error),
+            }
+        }
+        opened => opened.map_err(Failed::into_error),
+    }
+}
+
+/// Opens a session in the server's era: `server/discover` first, `initialize` when the answer
+/// says so (see [`connect`]).
+async fn open_any_era(
+    source: &str,
+    config: &McpConfig,
+    secret_env: &BTreeSet<String>,
+    handler: &Handler,
+    http: Option<AuthClient<LimitedHttpClient>>,
+) -> Result<Session, Failed> {
     if !matches!(config.transport, McpTransportConfig::Sse { .. }) {
-        match open(source, config, secret_env, handler.clone(), lifecycle()).await {
+        match open(
+            source,
+            config,
+            secret_env,
+            handler.clone(),
+            lifecycle(),
+            http.clone(),
+        )
+        .await
+        {
             Err(Failed::NotDiscover(error)) => tracing::info!(
                 upstream = %source,
                 %error,
                 "The MCP server answered server/discover with neither a result nor an error; \
                  opening it again with initialize."
             ),
-            opened => return opened.map_err(Failed::into_error),
+            opened => return opened,
         }
     }
     open(
         source,
         config,
         secret_env,
-        handler,
+        handler.clone(),
         ClientLifecycleMode::Initialize,
+        http,
     )
     .await
-    .map_err(Failed::into_error)
+}
+
+/// `otc-bridge login`: opens a session with `client`, signing in on each challenge, lists the
+/// tools once and closes it. Returns the number of tools and whether a sign-in happened.
+pub(crate) async fn list_once(
+    source: &str,
+    config: &McpConfig,
+    client: AuthClient<LimitedHttpClient>,
+    sign_in: &mut SignIn,
+) -> Result<(usize, bool), AdapterError> {
+    let handler = Handler::new(Arc::new(watch::channel(0).0));
+    let mut authorized = false;
+    let session = loop {
+        match open_any_era(
+            source,
+            config,
+            &BTreeSet::new(),
+            &handler,
+            Some(client.clone()),
+        )
+        .await
+        {
+            Err(Failed::Challenge(challenge)) => {
+                sign_in.authorize(&challenge).await?;
+                authorized = true;
+            }
+            opened => break opened.map_err(Failed::into_error)?,
+        }
+    };
+    let listed = loop {
+        match session.peer.list_all_tools().await {
+            Err(error) if error.auth_challenge().is_some() => {
+                let challenge = error.auth_challenge().unwrap_or_default().to_owned();
+                sign_in.authorize(&challenge).await?;
+                authorized = true;
+            }
+            listed => break listed,
+        }
+    };
+    session.stop(Duration::from_secs(1)).await;
+    let tools = listed.map_err(|error| AdapterError::Unreachable {
+        message: format!("cannot list the tools of {}", config.describe()),
+        source: Some(Box::new(error)),
+    })?;
+    Ok((tools.len(), authorized))
 }
 
 /// Why a session could not be opened.
 enum Failed {
     /// `server/discover` got an answer that is neither its result nor an error.
     NotDiscover(AdapterError),
+    /// The server wants (other) authorization: its `WWW-Authenticate` challenge.
+    Challenge(String),
     Error(AdapterError),
 }
 
@@ -279,6 +375,7 @@ impl Failed {
     fn into_error(self) -> AdapterError {
         match self {
             Self::NotDiscover(error) | Self::Error(error) => error,
+            Self::Challenge(_) => AdapterError::setup("the MCP server asks for authorization"),
         }
     }
 
@@ -287,6 +384,9 @@ impl Failed {
         cause: ClientInitializeError,
         error: impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> AdapterError,
     ) -> Self {
+        if let Some(challenge) = cause.auth_challenge() {
+            return Self::Challenge(challenge.to_owned());
+        }
         let not_discover = matches!(
             cause,
             ClientInitializeError::ExpectedInitResult(_)
@@ -308,6 +408,7 @@ async fn open(
     secret_env: &BTreeSet<String>,
     handler: Handler,
     mode: ClientLifecycleMode,
+    http: Option<AuthClient<LimitedHttpClient>>,
 ) -> Result<Session, Failed> {
     let timeout = config.startup_timeout();
     let timed_out = || {
@@ -371,17 +472,29 @@ async fn open(
             }
         }
         McpTransportConfig::StreamableHttp { url, headers } => {
-            let transport = StreamableHttpClientTransport::with_client(
-                LimitedHttpClient::new().map_err(Failed::Error)?,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(
+            let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(
                     header_map(headers)
                         .map_err(Failed::Error)?
                         .into_iter()
                         .collect::<HashMap<_, _>>(),
-                ),
-            );
-            match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode)).await
-            {
+                );
+            let served = match http {
+                Some(client) => {
+                    let transport =
+                        StreamableHttpClientTransport::with_client(client, transport_config);
+                    tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode))
+                        .await
+                }
+                None => {
+                    let client = LimitedHttpClient::new().map_err(Failed::Error)?;
+                    let transport =
+                        StreamableHttpClientTransport::with_client(client, transport_config);
+                    tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode))
+                        .await
+                }
+            };
+            match served {
                 Ok(Ok(service)) => Ok(Session::new(service, None)),
                 Ok(Err(error)) => Err(unreachable(url, error)),
                 Err(_) => Err(timed_out()),

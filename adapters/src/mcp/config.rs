@@ -61,6 +61,64 @@ pub struct McpConfig {
     /// At most this many stderr lines per second of a child are logged; the rest are counted.
     #[serde(default = "default_stderr_lines_per_sec")]
     pub stderr_lines_per_sec: u32,
+    /// How to authorize to a remote server (streamable HTTP only): OAuth 2.1.
+    #[serde(default)]
+    pub auth: Option<AuthConfig>,
+}
+
+/// Authorization to a remote MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AuthConfig {
+    /// OAuth 2.1 as the MCP authorization spec describes it (DESIGN §10): on a 401 the bridge
+    /// discovers the protected resource's and the authorization server's metadata, gets a
+    /// client (pre-registered, a client ID metadata document, or dynamic registration) and a
+    /// token (PKCE with the `resource` parameter, or `client_credentials`), and refreshes it.
+    Oauth(OAuthConfig),
+}
+
+/// OAuth settings of one source; every key is optional.
+///
+/// ```yaml
+/// auth:
+///   type: oauth
+///   grant: authorization_code        # or client_credentials (machine clients)
+///   client_id: my-registered-client  # else client_metadata_url, else dynamic registration
+///   client_secret: { env: MCP_CLIENT_SECRET }
+///   client_metadata_url: https://example.com/otc-bridge-client.json
+///   private_key: { env: MCP_CLIENT_KEY }   # client_credentials with private_key_jwt (PEM)
+///   scopes: [read, write]            # else those the server asks for, else scopes_supported
+///   token_file: /var/lib/otc/tokens.json   # default: <config dir>/otc-bridge/tokens/<source>.json
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// How the bridge gets its token.
+    pub grant: OAuthGrant,
+    /// A client id registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// That client's secret, inline or from the environment.
+    pub client_secret: Option<HeaderValueConfig>,
+    /// The URL of a client ID metadata document that identifies the bridge.
+    pub client_metadata_url: Option<String>,
+    /// A PEM private key for `private_key_jwt` client authentication (`client_credentials`).
+    pub private_key: Option<HeaderValueConfig>,
+    /// The scopes to ask for; default: from the server's challenge, else all it supports.
+    pub scopes: Option<Vec<String>>,
+    /// Where tokens are kept between runs (mode 0600).
+    pub token_file: Option<PathBuf>,
+}
+
+/// How the bridge obtains its token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrant {
+    /// A person signs in once with `otc-bridge login SOURCE` (PKCE, loopback redirect); the
+    /// tokens are kept in `token_file` and refreshed.
+    #[default]
+    AuthorizationCode,
+    /// The bridge is the client (no person): `client_id` with `client_secret` or `private_key`.
+    ClientCredentials,
 }
 
 /// The three ways to reach an MCP server.
@@ -195,6 +253,7 @@ impl McpConfig {
             ping_interval_secs: default_ping_interval_secs(),
             ping_timeout_secs: default_ping_timeout_secs(),
             stderr_lines_per_sec: default_stderr_lines_per_sec(),
+            auth: None,
         }
     }
 
@@ -260,8 +319,13 @@ impl McpConfig {
             McpTransportConfig::StreamableHttp { headers, .. }
             | McpTransportConfig::Sse { headers, .. } => headers,
         };
+        let oauth = match &self.auth {
+            Some(AuthConfig::Oauth(oauth)) => vec![&oauth.client_secret, &oauth.private_key],
+            None => Vec::new(),
+        };
         headers
             .values()
+            .chain(oauth.into_iter().flatten())
             .filter_map(|value| match value {
                 HeaderValueConfig::Env(var) => Some(var.clone()),
                 HeaderValueConfig::Value(_) => None,

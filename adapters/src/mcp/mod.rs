@@ -38,6 +38,7 @@ pub mod config;
 mod convert;
 mod http;
 mod limits;
+pub mod oauth;
 mod sse;
 mod stdio;
 mod supervisor;
@@ -71,6 +72,8 @@ pub(crate) struct Shared {
     catalog: Arc<watch::Sender<u64>>,
     live: RwLock<Option<Live>>,
     shutdown: watch::Sender<bool>,
+    /// The OAuth client of a source with `auth`.
+    auth: Option<oauth::SourceAuth>,
     /// The re-list scheduled for when the last list's `ttlMs` runs out.
     relist: Mutex<Option<JoinHandle<()>>>,
 }
@@ -111,6 +114,7 @@ impl McpAdapter {
         let (shutdown, _) = watch::channel(false);
         let mut secret_env = cx.secret_env.clone();
         secret_env.extend(config.secret_env());
+        let auth = oauth::SourceAuth::of(name, config).await?;
         let shared = Arc::new(Shared {
             name: name.to_owned(),
             config: config.clone(),
@@ -119,10 +123,17 @@ impl McpAdapter {
             catalog: catalog.clone(),
             live: RwLock::new(None),
             shutdown,
+            auth,
             relist: Mutex::new(None),
         });
-        let session =
-            client::connect(name, config, &shared.secret_env, Handler::new(catalog)).await?;
+        let session = client::connect(
+            name,
+            config,
+            &shared.secret_env,
+            Handler::new(catalog),
+            shared.auth.as_ref(),
+        )
+        .await?;
         shared.publish(&session);
         let supervisor = tokio::spawn(supervisor::run(shared.clone(), session));
         Ok(Arc::new(Self {
@@ -266,7 +277,16 @@ impl Adapter for McpAdapter {
         };
         let live = self.shared.live()?;
         let params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
-        match live.peer.call_tool_once(params).await {
+        let mut answer = live.peer.call_tool_once(params.clone()).await;
+        // A token that expired or was revoked mid-session: get another (client_credentials)
+        // and call once more; otherwise the error says how to sign in again.
+        if let (Err(error), Some(auth)) = (&answer, &self.shared.auth)
+            && let Some(challenge) = error.auth_challenge()
+        {
+            auth.recover(challenge).await?;
+            answer = live.peer.call_tool_once(params).await;
+        }
+        match answer {
             Ok(response) => convert::call_response(response),
             Err(error) => Err(live.classify(error).await),
         }

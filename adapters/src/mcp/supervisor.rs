@@ -73,7 +73,7 @@ pub(super) async fn run(shared: Arc<Shared>, first: Session) {
             }
             let handler = Handler::new(shared.catalog.clone());
             let attempt = tokio::select! {
-                attempt = client::connect(&shared.name, &shared.config, &shared.secret_env, handler) => attempt,
+                attempt = client::connect(&shared.name, &shared.config, &shared.secret_env, handler, shared.auth.as_ref()) => attempt,
                 _ = shutdown.wait_for(|stop| *stop) => {
                     shared.set_state(SourceState::Failed { reason: "the source was shut down".to_owned() });
                     return;

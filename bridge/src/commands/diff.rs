@@ -91,6 +91,7 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
                 base_url: Some("http://127.0.0.1:9/".to_owned()),
                 toolkit: None,
                 version: None,
+                oauth: false,
             }],
             ..Overrides::default()
         };

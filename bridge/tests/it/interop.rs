@@ -74,7 +74,8 @@ async fn the_official_mcp_conformance_suite_passes_against_post_mcp() {
 }
 
 /// The conformance suite's client scenarios, with the bridge as the MCP client: the suite's test
-/// server, `otc-bridge --mcp-url` in front of it, and OTC calls through it
+/// server (and, for auth/*, its authorization server), `otc-bridge login` played by the script
+/// as a user would, `otc-bridge --config` in front of the server, and OTC calls through it
 /// (`scripts/mcp-conformance.sh --client`, see scripts/mcp-conformance/client.py).
 #[tokio::test]
 async fn the_official_mcp_conformance_client_scenarios_pass_through_the_bridge() {
@@ -84,10 +85,30 @@ async fn the_official_mcp_conformance_client_scenarios_pass_through_the_bridge()
     let mut suite = tokio::process::Command::new(repo_root().join("scripts/mcp-conformance.sh"));
     suite.arg("--client").env("OTC_CORPUS_DIR", &corpus);
     let stdout = succeeded(suite, "conformance (client scenarios)").await;
-    for scenario in ["initialize", "tools_call", "sse-retry"] {
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "sse-retry",
+        "auth/metadata-default",
+        "auth/metadata-var1",
+        "auth/metadata-var2",
+        "auth/metadata-var3",
+        "auth/basic-cimd",
+        "auth/scope-from-www-authenticate",
+        "auth/scope-from-scopes-supported",
+        "auth/scope-omitted-when-undefined",
+        "auth/scope-retry-limit",
+        "auth/token-endpoint-auth-basic",
+        "auth/token-endpoint-auth-post",
+        "auth/token-endpoint-auth-none",
+        "auth/pre-registration",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+    ] {
         assert!(stdout.contains(&format!("PASS {scenario}")), "{stdout}");
     }
-    assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("19 passed, 0 failed"), "{stdout}");
 }
 
 /// Runs `tests/interop/mcp_client.py` (the official Python MCP SDK) with `args` and `script`,
