@@ -105,6 +105,7 @@ def main():
     binary = os.environ.get("OTC_BRIDGE", "target/debug/otc-bridge")
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     args = [binary, "--listen", "127.0.0.1:0"]
+    config = None
     if scenario.startswith("auth/"):
         home = tempfile.mkdtemp(prefix="otc-conformance-")
         os.environ["XDG_CONFIG_HOME"] = home  # the token file goes there
@@ -142,6 +143,12 @@ def main():
                     "request": {"call_id": "conformance", "tool_id": tool["id"], "input": sample(schema)}}
             status, answer = request(f"{base}/tools/call", body)
             print(f"call {tool['id']}: {status} {json.dumps(answer)[:300]}", file=sys.stderr)
+            if config and "otc-bridge login" in json.dumps(answer):
+                # The server wants more (scopes): sign in again, as the error says, and retry;
+                # the running bridge reads the new token from its file.
+                print(f"login again exited {sign_in(binary, config)}", file=sys.stderr)
+                status, answer = request(f"{base}/tools/call", body)
+                print(f"retry {tool['id']}: {status} {json.dumps(answer)[:300]}", file=sys.stderr)
         return 0
     finally:
         bridge.terminate()

@@ -97,6 +97,7 @@ async fn the_official_mcp_conformance_client_scenarios_pass_through_the_bridge()
         "auth/scope-from-www-authenticate",
         "auth/scope-from-scopes-supported",
         "auth/scope-omitted-when-undefined",
+        "auth/scope-step-up",
         "auth/scope-retry-limit",
         "auth/token-endpoint-auth-basic",
         "auth/token-endpoint-auth-post",
@@ -108,7 +109,7 @@ async fn the_official_mcp_conformance_client_scenarios_pass_through_the_bridge()
     ] {
         assert!(stdout.contains(&format!("PASS {scenario}")), "{stdout}");
     }
-    assert!(stdout.contains("19 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("20 passed, 0 failed"), "{stdout}");
 }
 
 /// Runs `tests/interop/mcp_client.py` (the official Python MCP SDK) with `args` and `script`,

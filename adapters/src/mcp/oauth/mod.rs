@@ -88,6 +88,10 @@ impl SourceAuth {
 
     /// The server answered `challenge` (401, or 403 `insufficient_scope`): gets a new token when
     /// no person is needed (`client_credentials`); otherwise the error says how to sign in.
+    ///
+    /// A person may sign in again while the bridge runs: the token file is read on every
+    /// request, so the next call uses the new token. For a 403 asking for more scopes, the
+    /// scopes are noted beside the token file, and `otc-bridge login` asks for them.
     pub(crate) async fn recover(&self, challenge: &str) -> Result<(), AdapterError> {
         match self.config.grant {
             OAuthGrant::ClientCredentials => self.client_credentials().await,
@@ -97,9 +101,15 @@ impl SourceAuth {
 
     fn needs_login(&self, challenge: &str) -> AdapterError {
         let base = url::Url::parse(&self.url).ok();
-        let wanted = base
-            .map(|base| WWWAuthenticateParams::parse(challenge, &base))
-            .and_then(|p| p.scope)
+        let params = base.map(|base| WWWAuthenticateParams::parse(challenge, &base));
+        let scope = params.as_ref().and_then(|p| p.scope.clone());
+        if let (Some(params), Some(scope), Some(path)) =
+            (&params, &scope, token_file(&self.source, &self.config))
+            && params.is_insufficient_scope()
+        {
+            let _ = write_wanted(&path, scope);
+        }
+        let wanted = scope
             .map(|scope| format!(" (scopes: {scope})"))
             .unwrap_or_default();
         AdapterError::Setup {
@@ -190,20 +200,42 @@ enum Tokens {
     Fresh,
 }
 
+/// The source's token file.
+fn token_file(source: &str, config: &OAuthConfig) -> Option<std::path::PathBuf> {
+    config
+        .token_file
+        .clone()
+        .or_else(|| FileCredentialStore::default_path(source))
+}
+
+/// Beside the token file: the scopes a server asked for (403 `insufficient_scope`) that the
+/// current token lacks, for the next `otc-bridge login`.
+fn wanted_file(token_file: &std::path::Path) -> std::path::PathBuf {
+    token_file.with_extension("wanted-scopes")
+}
+
+fn write_wanted(token_file: &std::path::Path, scope: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(wanted_file(token_file))?;
+    std::io::Write::write_all(&mut file, scope.as_bytes())
+}
+
 async fn manager(
     source: &str,
     url: &str,
     config: &OAuthConfig,
     tokens: Tokens,
 ) -> Result<AuthorizationManager, AdapterError> {
-    let path = match &config.token_file {
-        Some(path) => path.clone(),
-        None => FileCredentialStore::default_path(source).ok_or_else(|| {
-            AdapterError::setup(
-                "no per-user config directory for the token file: set `auth.token_file`",
-            )
-        })?,
-    };
+    let path = token_file(source, config).ok_or_else(|| {
+        AdapterError::setup(
+            "no per-user config directory for the token file: set `auth.token_file`",
+        )
+    })?;
     let store = FileCredentialStore::new(path);
     if tokens == Tokens::Fresh {
         rmcp::transport::auth::CredentialStore::clear(&store)
@@ -271,10 +303,10 @@ pub async fn login(
         ));
     };
     let manager = manager(source, url, oauth, Tokens::Fresh).await?;
-    let token_file = oauth
-        .token_file
-        .clone()
-        .or_else(|| FileCredentialStore::default_path(source))
+    let token_file = token_file(source, oauth).unwrap_or_default();
+    // Scopes a running bridge was refused for, noted beside the token file.
+    let wanted: Vec<String> = std::fs::read_to_string(wanted_file(&token_file))
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
     let client = AuthClient::new(LimitedHttpClient::new()?, manager);
     let mut signed_in = SignIn {
@@ -283,10 +315,12 @@ pub async fn login(
         oauth: oauth.clone(),
         redirect_uri: redirect_uri.to_owned(),
         visit,
+        wanted,
         done: 0,
     };
     let (tools, authorized) =
         super::client::list_once(source, config, client, &mut signed_in).await?;
+    let _ = std::fs::remove_file(wanted_file(&token_file));
     Ok(LoginOutcome {
         tools,
         authorized,
@@ -301,6 +335,8 @@ pub(crate) struct SignIn {
     oauth: OAuthConfig,
     redirect_uri: String,
     visit: Visit,
+    /// Scopes to ask for beyond the challenge's (a running bridge was refused without them).
+    wanted: Vec<String>,
     done: u32,
 }
 
@@ -360,6 +396,22 @@ impl SignIn {
         }
         if let Some(scopes) = &self.oauth.scopes {
             request = request.with_scopes(scopes.iter().cloned());
+        } else if !self.wanted.is_empty() {
+            // Otherwise rmcp picks them (the challenge's, then `scopes_supported`); here the
+            // challenge's plus those a call was refused for.
+            let mut scopes: Vec<String> = params
+                .scope
+                .as_deref()
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect();
+            for scope in &self.wanted {
+                if !scopes.contains(scope) {
+                    scopes.push(scope.clone());
+                }
+            }
+            request = request.with_scopes(scopes);
         }
         let session = match AuthorizationSession::new(manager, request).await {
             Ok(session) => session,
