@@ -55,6 +55,24 @@ def request(url, body=None):
 # configures their own; the suite never fetches it).
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
+# Everything the bridge and `login` write to stderr, at debug level: checked for secrets at the end.
+LOG = tempfile.NamedTemporaryFile(prefix="otc-conformance-log-", delete=False)
+
+
+def debug_env():
+    return dict(os.environ, OTC_LOG="debug")
+
+# What the suite's authorization server hands out (tokens start with these; its code is fixed).
+SECRETS = ["test-token-", "cc-token", "test-auth-code"]
+
+
+def leaked(context):
+    """The secrets (tokens, codes, client secrets, private keys) found in the logs."""
+    with open(LOG.name, encoding="utf-8", errors="replace") as log:
+        text = log.read()
+    secrets = SECRETS + [context[k] for k in ("client_secret", "private_key_pem") if k in context]
+    return [s[:12] + "…" for s in secrets if s and s in text]
+
 
 def auth_config(server_url, scenario, context):
     """The `--config` YAML of an auth/* scenario: the server behind OAuth, with what the suite
@@ -88,7 +106,8 @@ def sign_in(binary, config):
     """`otc-bridge login --config FILE`, playing the user: opens the printed authorization URL
     (the suite's authorization server redirects at once) and delivers the redirect to the
     bridge's loopback listener."""
-    login = subprocess.Popen([binary, "login", "--config", config], stdout=subprocess.PIPE, text=True)
+    login = subprocess.Popen([binary, "login", "--config", config], stdout=subprocess.PIPE,
+                             stderr=LOG, env=debug_env(), text=True)
     for line in login.stdout:
         print(f"login: {line.rstrip()}", file=sys.stderr)
         if line.startswith("  http"):
@@ -106,10 +125,11 @@ def main():
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     args = [binary, "--listen", "127.0.0.1:0"]
     config = None
+    context = {}
     if scenario.startswith("auth/"):
         home = tempfile.mkdtemp(prefix="otc-conformance-")
         os.environ["XDG_CONFIG_HOME"] = home  # the token file goes there
-        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
+        context.update(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}")))
         config = os.path.join(home, "bridge.yaml")
         with open(config, "w") as out:
             out.write(auth_config(server_url, scenario, context))
@@ -121,7 +141,7 @@ def main():
         args += ["--config", config]
     else:
         args += ["--mcp-url", server_url]
-    bridge = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    bridge = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=LOG, env=debug_env(), text=True)
     try:
         started = time.monotonic()
         base = None
@@ -143,12 +163,18 @@ def main():
                     "request": {"call_id": "conformance", "tool_id": tool["id"], "input": sample(schema)}}
             status, answer = request(f"{base}/tools/call", body)
             print(f"call {tool['id']}: {status} {json.dumps(answer)[:300]}", file=sys.stderr)
+            LOG.write(json.dumps(answer).encode() + b"\n")  # answers must not carry secrets either
+            LOG.flush()
             if config and "otc-bridge login" in json.dumps(answer):
                 # The server wants more (scopes): sign in again, as the error says, and retry;
                 # the running bridge reads the new token from its file.
                 print(f"login again exited {sign_in(binary, config)}", file=sys.stderr)
                 status, answer = request(f"{base}/tools/call", body)
                 print(f"retry {tool['id']}: {status} {json.dumps(answer)[:300]}", file=sys.stderr)
+        found = leaked(context)
+        if found:
+            print(f"secrets in the bridge's log ({LOG.name}): {found}", file=sys.stderr)
+            return 1
         return 0
     finally:
         bridge.terminate()

@@ -13,6 +13,9 @@ pub(crate) mod serve;
 
 use otc_bridge::config::{Config, FileConfig, Overrides};
 
+/// The logging directive that keeps rmcp's OAuth module at info, where it logs no secrets.
+const NO_SECRETS_IN_LOGS: &str = "rmcp::transport::auth=info";
+
 /// Sets up logging to stderr with `filter`, unless `OTC_LOG` gives one.
 pub(crate) fn init_logging(filter: &str) {
     // rmcp logs every session at info; keep it at warn unless the filter names it.
@@ -23,7 +26,10 @@ pub(crate) fn init_logging(filter: &str) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("OTC_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(&filter))
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
+        // rmcp's OAuth code logs authorization codes at debug level; whatever the filter asks,
+        // nothing below info from it is ever written (secrets never reach a log).
+        .add_directive(NO_SECRETS_IN_LOGS.parse().unwrap_or_default());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
