@@ -49,7 +49,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             Upstream::Mcp(McpConfig::stdio(&command)),
         ),
     ];
-    println!(
+    super::status!(
         "demo REST service (OpenAPI document {}) and demo MCP server (a child process)",
         rest.document_url()
     );
@@ -64,17 +64,17 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     };
     let code = run_server(listener, &sources, options, |addr, tools| {
         let url = format!("http://{addr}");
-        println!("otc-bridge listening on {url} with {tools} tools (dialect {})", dialect_name(dialect));
-        println!();
-        println!("Try it (Ctrl-C stops the demo):");
-        println!("  # list the tools");
-        println!("  curl -s {url}/tools");
-        println!("  # a successful call (the REST service, through its OpenAPI document)");
-        println!(
+        super::status!("otc-bridge listening on {url} with {tools} tools (dialect {})", dialect_name(dialect));
+        super::status!();
+        super::status!("Try it (Ctrl-C stops the demo):");
+        super::status!("  # list the tools");
+        super::status!("  curl -s {url}/tools");
+        super::status!("  # a successful call (the REST service, through its OpenAPI document)");
+        super::status!(
             "  curl -s {url}/tools/call -H 'content-type: application/json' -d '{{\"request\":{{\"tool_id\":\"DemoNotes.CreateNote\",\"input\":{{\"title\":\"Hello\",\"body\":\"Written through OTC\"}}}}}}'"
         );
-        println!("  # an invalid input: 422 with parameter_errors (the MCP server's schema)");
-        println!(
+        super::status!("  # an invalid input: 422 with parameter_errors (the MCP server's schema)");
+        super::status!(
             "  curl -s {url}/tools/call -H 'content-type: application/json' -d '{{\"request\":{{\"tool_id\":\"DemoTools.RollDice\",\"input\":{{\"sides\":\"many\"}}}}}}'"
         );
     })

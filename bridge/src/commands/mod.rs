@@ -13,6 +13,17 @@ pub(crate) mod serve;
 
 use otc_bridge::config::{Config, FileConfig, Overrides};
 
+/// `println!` for the status lines of a long-running command: a stdout nobody reads any more
+/// (`| head`, a supervisor that stopped reading) must not stop the bridge, so a failed write is
+/// ignored instead of panicking.
+macro_rules! status {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+pub(crate) use status;
+
 /// The logging directive that keeps rmcp's OAuth module at info, where it logs no secrets.
 const NO_SECRETS_IN_LOGS: &str = "rmcp::transport::auth=info";
 

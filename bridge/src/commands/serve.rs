@@ -32,7 +32,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     if config.sources.is_empty() {
-        println!(
+        super::status!(
             "no sources configured: pass --openapi FILE_OR_URL or --mcp COMMAND (see --help), or try `otc-bridge demo`; serving an empty tool list"
         );
     }
@@ -48,7 +48,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             allow_partial: config.allow_partial,
         },
         |addr, tools| {
-            println!(
+            super::status!(
                 "otc-bridge listening on http://{addr} with {tools} tools (dialect {})",
                 dialect_name(dialect)
             );
@@ -78,7 +78,7 @@ fn print_progress(progress: Progress<'_>) {
     match progress {
         Progress::Done(report) => print_report(report),
         Progress::Waiting { names, elapsed } => {
-            println!(
+            super::status!(
                 "  waiting for {} ({:.0} s)",
                 names.join(", "),
                 elapsed.as_secs_f64()
@@ -101,9 +101,10 @@ fn print_report(report: &SourceReport) {
             } else {
                 String::new()
             };
-            println!(
+            super::status!(
                 "  ready   {}: {} tools in {secs:.2} s{note}",
-                report.name, report.tools
+                report.name,
+                report.tools
             );
         }
         Some(error) => eprintln!("  failed  {}: {error}", report.name),
@@ -148,9 +149,9 @@ pub(crate) async fn run_server(
         .local_addr()
         .context("cannot read the bound address")?;
     if !sources.is_empty() {
-        println!("starting {} source(s):", sources.len());
+        super::status!("starting {} source(s):", sources.len());
         for source in sources {
-            println!("  loading {}: {}", source.name, source.describe());
+            super::status!("  loading {}: {}", source.name, source.describe());
         }
     }
     let (adapters, catalog, reports) = start_sources(sources, &options.build, print_progress).await;
@@ -172,7 +173,7 @@ pub(crate) async fn run_server(
     let served =
         otc_bridge::serve::serve(listener, app(state), options.connections, shutdown_signal())
             .await;
-    println!("shutting down: stopping {} source(s)", adapters.len());
+    super::status!("shutting down: stopping {} source(s)", adapters.len());
     stop_all(&adapters).await;
     served.context("server failed")?;
     Ok(ExitCode::SUCCESS)

@@ -56,3 +56,29 @@ async fn demo_serves_and_its_printed_commands_work() {
         assert!(gone, "child {child} outlived the demo");
     }
 }
+
+/// Nobody reads the bridge's stdout any more (`otc-bridge … | head -1`, a supervisor that
+/// stopped reading): its status lines must not take it down. Ctrl-C still stops it cleanly,
+/// with its "shutting down" line written into the closed pipe.
+#[tokio::test]
+async fn a_closed_stdout_does_not_stop_the_bridge() {
+    let mut running = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);
+    let url = running.url().await;
+    let Running {
+        mut child, lines, ..
+    } = running;
+    drop(lines);
+    let health = reqwest::get(format!("{url}/health")).await.unwrap();
+    assert_eq!(health.status(), 200);
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let exit = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "exit status {exit}");
+}
