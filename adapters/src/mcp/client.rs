@@ -379,6 +379,15 @@ impl Failed {
         }
     }
 
+    /// Whether `server/discover` got an answer that is neither its result nor an error.
+    fn is_not_discover(cause: &ClientInitializeError) -> bool {
+        matches!(
+            cause,
+            ClientInitializeError::ExpectedInitResult(_)
+                | ClientInitializeError::ExpectedInitResponse(_)
+        )
+    }
+
     /// Sorts rmcp's start-up failure `cause`, wrapped by `error`.
     fn of(
         cause: ClientInitializeError,
@@ -387,11 +396,7 @@ impl Failed {
         if let Some(challenge) = cause.auth_challenge() {
             return Self::Challenge(challenge.to_owned());
         }
-        let not_discover = matches!(
-            cause,
-            ClientInitializeError::ExpectedInitResult(_)
-                | ClientInitializeError::ExpectedInitResponse(_)
-        );
+        let not_discover = Self::is_not_discover(&cause);
         let error = error(Box::new(cause));
         if not_discover {
             Self::NotDiscover(error)
@@ -446,14 +451,16 @@ async fn open(
             match served {
                 Ok(Ok(service)) => Ok(Session::new(service, Some(child))),
                 Ok(Err(error)) => {
-                    // Say how the child ended when it died during the handshake.
-                    let status = tokio::time::timeout(
-                        Duration::from_secs(2),
-                        exit.wait_for(Option::is_some),
-                    )
-                    .await
-                    .ok()
-                    .and_then(|s| s.ok().and_then(|s| *s));
+                    // Say how the child ended when it died during the handshake (a child that
+                    // only answered `server/discover` oddly is alive: no need to wait).
+                    let status = if Failed::is_not_discover(&error) {
+                        None
+                    } else {
+                        tokio::time::timeout(Duration::from_secs(2), exit.wait_for(Option::is_some))
+                            .await
+                            .ok()
+                            .and_then(|s| s.ok().and_then(|s| *s))
+                    };
                     let why = match status {
                         Some(status) => format!("it exited during start-up ({status})"),
                         None => "the start-up handshake (`server/discover` or `initialize`) failed"
