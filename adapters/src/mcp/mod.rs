@@ -246,7 +246,15 @@ impl Adapter for McpAdapter {
 
     async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError> {
         let live = self.shared.live()?;
-        let tools = match live.peer.list_all_tools_with_cache_hint().await {
+        let mut listed = live.peer.list_all_tools_with_cache_hint().await;
+        // As for calls: a token that ran out (client_credentials has no refresh) is replaced.
+        if let (Err(error), Some(auth)) = (&listed, &self.shared.auth)
+            && let Some(challenge) = error.auth_challenge()
+        {
+            auth.recover(challenge).await?;
+            listed = live.peer.list_all_tools_with_cache_hint().await;
+        }
+        let tools = match listed {
             Ok(list) => {
                 // A stateless server says how long its list holds; without a hint the list
                 // changes only when the server says so.
