@@ -133,6 +133,16 @@ def main():
         config = os.path.join(home, "bridge.yaml")
         with open(config, "w") as out:
             out.write(auth_config(server_url, scenario, context))
+        if scenario == "auth/metadata-default":
+            # Before anyone signed in, serving stops at start-up and says how to sign in.
+            early = subprocess.run([binary, "--listen", "127.0.0.1:0", "--config", config],
+                                   capture_output=True, text=True, timeout=60, env=debug_env())
+            said = early.stdout + early.stderr
+            LOG.write(said.encode())
+            if early.returncode == 0 or "otc-bridge login" not in said:
+                print(f"serving before login: exit {early.returncode}, no `otc-bridge login` hint:\n{said}",
+                      file=sys.stderr)
+                return 1
         if not scenario.startswith("auth/client-credentials"):
             status = sign_in(binary, config)
             print(f"login exited {status}", file=sys.stderr)
