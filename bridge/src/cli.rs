@@ -483,6 +483,30 @@ mod tests {
     }
 
     #[test]
+    fn oauth_marks_the_mcp_url_source_before_it() {
+        let s = parse(&[
+            "otc-bridge",
+            "--mcp-url",
+            "http://a/mcp",
+            "--oauth",
+            "--mcp-url",
+            "http://b/mcp",
+        ])
+        .unwrap();
+        assert_eq!((s[0].oauth, s[1].oauth), (true, false));
+        assert!(
+            parse(&["otc-bridge", "--oauth", "--mcp-url", "http://a/mcp"])
+                .unwrap_err()
+                .contains("must follow")
+        );
+        assert!(
+            parse(&["otc-bridge", "--mcp", "srv", "--oauth"])
+                .unwrap_err()
+                .contains("--mcp-url sources only")
+        );
+    }
+
+    #[test]
     fn misplaced_modifiers_are_errors() {
         assert!(
             parse(&["otc-bridge", "--toolkit", "X", "--openapi", "a"])

@@ -357,6 +357,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn oauth_settings_parse_and_their_secret_variables_are_kept_from_children() {
+        let yaml = r#"
+transport: { type: streamable_http, url: "https://mcp.example.com/mcp" }
+auth:
+  type: oauth
+  grant: client_credentials
+  client_id: bridge
+  client_secret: { env: MCP_SECRET }
+  private_key: { env: MCP_KEY }
+  scopes: [read]
+"#;
+        let config: McpConfig = serde_yaml::from_str(yaml).unwrap();
+        let Some(AuthConfig::Oauth(oauth)) = &config.auth else {
+            panic!("no oauth: {config:?}")
+        };
+        assert_eq!(oauth.grant, OAuthGrant::ClientCredentials);
+        assert_eq!(oauth.scopes.as_deref(), Some(&["read".to_owned()][..]));
+        assert_eq!(
+            config.secret_env(),
+            BTreeSet::from(["MCP_KEY".to_owned(), "MCP_SECRET".to_owned()])
+        );
+        // Defaults: the authorization code flow, nothing else needed.
+        let config: McpConfig = serde_yaml::from_str(
+            "transport: { type: streamable_http, url: 'http://x' }\nauth: { type: oauth }",
+        )
+        .unwrap();
+        assert_eq!(config.auth, Some(AuthConfig::Oauth(OAuthConfig::default())));
+        // A misspelt key is an error, not a silently public client.
+        let bad = "transport: { type: streamable_http, url: 'http://x' }\nauth: { type: oauth, client_secert: x }";
+        assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
+    }
+
+    #[test]
     fn yaml_form_parses_and_unknown_keys_are_rejected() {
         let yaml = r#"
 transport:
