@@ -23,6 +23,7 @@ use rmcp::service::{
     RunningServiceCancellationToken,
 };
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient};
 use tokio::sync::watch;
@@ -35,7 +36,6 @@ use super::oauth::{SignIn, SourceAuth};
 use super::sse::SseTransport;
 use super::stdio::StdioTransport;
 use crate::{AdapterError, McpEra, McpProtocol};
-use rmcp::transport::auth::AuthClient;
 
 /// Receives what the server sends on its own.
 #[derive(Debug, Clone)]
@@ -262,14 +262,10 @@ pub(crate) async fn connect(
             };
             auth.recover(&challenge).await?;
             match open_any_era(source, config, secret_env, &handler, http).await {
-                Err(Failed::Challenge(challenge)) => {
-                    Err(auth.recover(&challenge).await.err().unwrap_or_else(|| {
-                        AdapterError::setup(format!(
-                            "the MCP server ({}) rejects the token it was just given",
-                            config.describe()
-                        ))
-                    }))
-                }
+                Err(Failed::Challenge(_)) => Err(AdapterError::setup(format!(
+                    "the MCP server ({}) rejects the token it was just given",
+                    config.describe()
+                ))),
                 opened => opened.map_err(Failed::into_error),
             }
         }

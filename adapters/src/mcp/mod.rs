@@ -179,6 +179,27 @@ impl Shared {
         }
     }
 
+    /// Sends `request`; when the server refuses the token (it expired or was revoked
+    /// mid-session), gets another (`client_credentials`) and sends it once more, or fails with
+    /// the error that says how to sign in again.
+    async fn with_token_recovery<T, F, Fut>(
+        &self,
+        request: F,
+    ) -> Result<Result<T, rmcp::ServiceError>, AdapterError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    {
+        let answer = request().await;
+        if let (Err(error), Some(auth)) = (&answer, &self.auth)
+            && let Some(challenge) = error.auth_challenge()
+        {
+            auth.recover(challenge).await?;
+            return Ok(request().await);
+        }
+        Ok(answer)
+    }
+
     /// Re-lists once `ttl` has passed (a stateless server's cache hint), replacing any re-list
     /// scheduled before.
     fn relist_after(&self, ttl: Duration) {
@@ -246,14 +267,10 @@ impl Adapter for McpAdapter {
 
     async fn list_tools(&self) -> Result<Mapped<MappedTool>, AdapterError> {
         let live = self.shared.live()?;
-        let mut listed = live.peer.list_all_tools_with_cache_hint().await;
-        // As for calls: a token that ran out (client_credentials has no refresh) is replaced.
-        if let (Err(error), Some(auth)) = (&listed, &self.shared.auth)
-            && let Some(challenge) = error.auth_challenge()
-        {
-            auth.recover(challenge).await?;
-            listed = live.peer.list_all_tools_with_cache_hint().await;
-        }
+        let listed = self
+            .shared
+            .with_token_recovery(|| live.peer.list_all_tools_with_cache_hint())
+            .await?;
         let tools = match listed {
             Ok(list) => {
                 // A stateless server says how long its list holds; without a hint the list
@@ -285,15 +302,10 @@ impl Adapter for McpAdapter {
         };
         let live = self.shared.live()?;
         let params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
-        let mut answer = live.peer.call_tool_once(params.clone()).await;
-        // A token that expired or was revoked mid-session: get another (client_credentials)
-        // and call once more; otherwise the error says how to sign in again.
-        if let (Err(error), Some(auth)) = (&answer, &self.shared.auth)
-            && let Some(challenge) = error.auth_challenge()
-        {
-            auth.recover(challenge).await?;
-            answer = live.peer.call_tool_once(params).await;
-        }
+        let answer = self
+            .shared
+            .with_token_recovery(|| live.peer.call_tool_once(params.clone()))
+            .await?;
         match answer {
             Ok(response) => convert::call_response(response),
             Err(error) => Err(live.classify(error).await),

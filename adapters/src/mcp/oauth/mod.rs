@@ -93,15 +93,12 @@ impl SourceAuth {
     /// request, so the next call uses the new token. For a 403 asking for more scopes, the
     /// scopes are noted beside the token file, and `otc-bridge login` asks for them.
     pub(crate) async fn recover(&self, challenge: &str) -> Result<(), AdapterError> {
-        match self.config.grant {
-            OAuthGrant::ClientCredentials => self.client_credentials().await,
-            OAuthGrant::AuthorizationCode => Err(self.needs_login(challenge)),
+        if self.config.grant == OAuthGrant::ClientCredentials {
+            return self.client_credentials().await;
         }
-    }
-
-    fn needs_login(&self, challenge: &str) -> AdapterError {
-        let base = url::Url::parse(&self.url).ok();
-        let params = base.map(|base| WWWAuthenticateParams::parse(challenge, &base));
+        let params = url::Url::parse(&self.url)
+            .ok()
+            .map(|base| WWWAuthenticateParams::parse(challenge, &base));
         let scope = params.as_ref().and_then(|p| p.scope.clone());
         if let (Some(params), Some(scope), Some(path)) =
             (&params, &scope, token_file(&self.source, &self.config))
@@ -109,6 +106,11 @@ impl SourceAuth {
         {
             let _ = write_wanted(&path, scope);
         }
+        Err(self.needs_login(scope.as_deref()))
+    }
+
+    /// The error of a source that needs a person to sign in (for `scope`, when the server said).
+    fn needs_login(&self, scope: Option<&str>) -> AdapterError {
         let wanted = scope
             .map(|scope| format!(" (scopes: {scope})"))
             .unwrap_or_default();
