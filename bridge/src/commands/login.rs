@@ -25,7 +25,9 @@ use crate::cli::InspectArgs;
 const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub(crate) async fn login(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
-    super::init_logging("warn");
+    // A 401 is how every sign-in starts; rmcp's transport worker logs it as an error when it
+    // ends the unauthenticated attempt. Our own errors say what failed.
+    super::init_logging("warn,rmcp::transport::worker=off");
     let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
     let mut signed = 0;
     for source in &config.sources {
