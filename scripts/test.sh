@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of otc-bridge, installing first what the tests need (pinned registry packages:
 # the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP clients, the MCP conformance
-# suite with its Node 22, schemathesis), so nothing is skipped.
+# suite with its Node 22, the OAuth authorization server of the per-caller test, schemathesis), so
+# nothing is skipped.
 #
 #   scripts/test.sh
 #
@@ -32,6 +33,7 @@ scripts/fetch-corpus.sh
 scripts/install-mcp-servers.sh
 scripts/install-python-client.sh
 scripts/install-mcp-conformance.sh
+scripts/install-oauth-server.sh
 
 # The example servers are spawned by the tests as real child processes. The tests rebuild them
 # themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; building

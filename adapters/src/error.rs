@@ -91,6 +91,16 @@ pub enum AdapterError {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
+    /// The call needs its caller's authorization: no token was given for the source's
+    /// authorization server, or the upstream refused it. The caller completes `challenge`
+    /// (the standard's Tool Authorization Challenge) and calls again with the new token.
+    #[error("the caller must authorize at {}: {reason}", challenge.id)]
+    AuthorizationRequired {
+        /// Where the user signs in, and where the caller polls for the token.
+        challenge: Box<otc_mappings::otc::ToolAuthorizationChallenge>,
+        /// Why (no token, or a refused one).
+        reason: String,
+    },
     /// Configuration or start-up failure (a command that cannot be spawned, a bad document).
     #[error("{message}")]
     Setup {

@@ -33,6 +33,9 @@ pub struct BuildContext {
     /// Names of the environment variables the bridge reads secrets from (the JWT key, API keys,
     /// every source's credential and header variables). Never passed to a child process.
     pub secret_env: std::collections::BTreeSet<String>,
+    /// Where per-caller authorization challenges are kept and answered (the bridge's
+    /// `/oauth/callback` and `/oauth/check/{id}`); a source with `per_caller: true` needs it.
+    pub challenges: Option<Arc<mcp::oauth::challenges::Challenges>>,
 }
 
 /// One validated call, handed to the adapter that owns the tool.
@@ -128,6 +131,15 @@ pub trait Adapter: fmt::Debug + Send + Sync + 'static {
     /// (MCP `notifications/tools/list_changed`). `None`: the list never changes.
     fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
         None
+    }
+
+    /// A new authorization challenge for `provider` (a tool requirement's id), when this source
+    /// can issue one: a caller who gave no token is sent to sign in instead of told to configure.
+    async fn challenge(
+        &self,
+        _provider: &str,
+    ) -> Result<Option<otc_mappings::otc::ToolAuthorizationChallenge>, AdapterError> {
+        Ok(None)
     }
 
     /// The MCP protocol the source speaks while connected; `None` for other sources.

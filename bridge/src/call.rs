@@ -58,11 +58,13 @@ pub async fn call(
     }
     let entry = resolve(catalog, &request.tool_id)?;
     let definition = entry.definition();
-    requirements::check(
+    if let Err(refusal) = requirements::check(
         &request.tool_id,
         definition.requirements.as_ref(),
         request.context.as_ref(),
-    )?;
+    ) {
+        return Err(requirements::challenge(refusal, entry.adapter.as_ref()).await);
+    }
     let input = match request.input {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(input @ Value::Object(_)) => input,

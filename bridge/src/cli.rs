@@ -277,6 +277,10 @@ pub(crate) struct ServeArgs {
     /// What MCP hosts see at POST /mcp: the three meta-tools, or all tools too [default: meta].
     #[arg(long, value_enum)]
     pub(crate) mcp_expose: Option<ExposeArg>,
+    /// The URL the bridge is reached at, when not http://LISTEN (behind a reverse proxy):
+    /// where people return after signing in for a per-caller OAuth source.
+    #[arg(long, value_name = "URL")]
+    pub(crate) public_url: Option<String>,
     /// The lockfile and what a change does.
     #[command(flatten)]
     pub(crate) lock: LockFlags,
@@ -302,6 +306,7 @@ impl ServeArgs {
             allow_origins: self.allow_origin,
             allow_hosts: self.allow_host,
             mcp_expose: self.mcp_expose.map(Into::into),
+            public_url: self.public_url,
             on_change: self.lock.on_change(),
             lock: self.lock.lock,
             sources: source_flags(matches)?,

@@ -23,6 +23,7 @@ use crate::mcp::Expose;
 use crate::serve::ConnectionLimits;
 use crate::server::{Authenticator, ServerSettings};
 use crate::sources::{self, Source, SourceFlag};
+use otc_adapters::mcp::oauth::challenges::Challenges;
 
 /// The listen address when neither the file nor a flag gives one.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
@@ -51,6 +52,9 @@ pub struct FileConfig {
     pub allow_origins: Vec<String>,
     /// Further `Host` names accepted while listening on loopback (a reverse proxy's name).
     pub allow_hosts: Vec<String>,
+    /// The URL people and clients reach the bridge at, when it is not `http://<listen>` (a
+    /// reverse proxy): where sign-ins for per-caller sources return and challenges are checked.
+    pub public_url: Option<String>,
     /// Server authentication.
     pub auth: AuthConfig,
     /// Limits.
@@ -125,6 +129,8 @@ pub struct Overrides {
     pub allow_hosts: Vec<String>,
     /// `--mcp-expose`.
     pub mcp_expose: Option<Expose>,
+    /// `--public-url`.
+    pub public_url: Option<String>,
     /// `--lock`.
     pub lock: Option<PathBuf>,
     /// `--on-change`.
@@ -157,6 +163,8 @@ pub struct Config {
     pub lock: Option<PathBuf>,
     /// What a change does where a source does not say.
     pub on_change: OnChange,
+    /// `public_url`, checked: where the bridge is reached from outside, when not at `listen`.
+    pub public_url: Option<String>,
     /// The names of every environment variable the configuration reads a secret from
     /// (`auth.jwt.secret_env`, `auth.api_keys.env`, OpenAPI credentials, MCP header values
     /// `{env: VAR}`), so they can be kept away from child processes and out of answers.
@@ -174,6 +182,7 @@ impl Config {
             allow_partial,
             mut allow_origins,
             mut allow_hosts,
+            public_url,
             mut auth,
             mut limits,
             connections,
@@ -214,6 +223,15 @@ impl Config {
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
         settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
+        let public_url = overrides.public_url.or(public_url);
+        if let Some(url) = &public_url {
+            let parsed = url::Url::parse(url).ok();
+            if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host()) {
+                return Err(ConfigError::Invalid(format!(
+                    "public_url: `{url}` is not an http(s) URL"
+                )));
+            }
+        }
         let mut sources = sources::collect(&entries, &overrides.sources)?;
         let lock = overrides.lock.or(lock);
         let on_change = overrides.on_change.or(on_change).unwrap_or_default();
@@ -244,6 +262,7 @@ impl Config {
             sources,
             lock,
             on_change,
+            public_url,
             secret_env,
         })
     }
@@ -255,8 +274,28 @@ impl Config {
     pub fn build_context(&self) -> otc_adapters::BuildContext {
         otc_adapters::BuildContext {
             secret_env: self.secret_env.clone(),
+            challenges: Some(Challenges::new(&public_url(
+                self.public_url.as_deref(),
+                self.listen,
+            ))),
         }
     }
+}
+
+/// Where a bridge bound to `bound` is reached: `configured` (`public_url`), else
+/// `http://<bound>`, an unspecified address read as loopback (what a local browser reaches).
+pub fn public_url(configured: Option<&str>, bound: SocketAddr) -> String {
+    if let Some(url) = configured {
+        return url.trim_end_matches('/').to_owned();
+    }
+    let mut bound = bound;
+    if bound.ip().is_unspecified() {
+        bound.set_ip(match bound {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    format!("http://{bound}")
 }
 
 /// `auth:` — off unless one of its methods is configured.

@@ -6,6 +6,8 @@ use otc_mappings::otc::{
     ToolRequirements,
 };
 
+use otc_adapters::Adapter;
+
 use crate::rescue::ApiError;
 
 /// `Ok` when `context` provides everything `requirements` names.
@@ -56,5 +58,37 @@ pub fn check(
         tool: tool.to_owned(),
         missing: Box::new(missing),
         authorization_ids,
+        refused: None,
     })
+}
+
+/// Completes `refusal` with the challenges the tool's source can issue itself (a per-caller
+/// MCP source sends the caller to sign in), for the authorizations it lists without a URL.
+pub async fn challenge(refusal: ApiError, adapter: &dyn Adapter) -> ApiError {
+    let ApiError::MissingRequirements {
+        tool,
+        mut missing,
+        authorization_ids,
+        refused,
+    } = refusal
+    else {
+        return refusal;
+    };
+    let mut unchallenged = Vec::new();
+    for id in authorization_ids {
+        match adapter.challenge(&id).await {
+            Ok(Some(challenge)) => missing.authorization.push(challenge),
+            Ok(None) => unchallenged.push(id),
+            Err(error) => {
+                tracing::warn!(provider = %id, error = %crate::rescue::cause_chain(&error), "Cannot make an authorization challenge.");
+                unchallenged.push(id);
+            }
+        }
+    }
+    ApiError::MissingRequirements {
+        tool,
+        missing,
+        authorization_ids: unchallenged,
+        refused,
+    }
 }

@@ -105,6 +105,8 @@ pub enum ApiError {
         missing: Box<MissingRequirements>,
         /// Authorization ids required without a known challenge URL.
         authorization_ids: Vec<String>,
+        /// Why a token that was given is not enough (the upstream refused it).
+        refused: Option<String>,
     },
     /// The tool's source is known to be down (restarting, failed); nothing was sent. Worth
     /// retrying shortly.
@@ -235,7 +237,7 @@ impl ApiError {
                 capitalise(&message),
                 Some("the bridge serves locked tools only as they were reviewed".to_owned()),
             ),
-            Self::MissingRequirements { tool, missing, authorization_ids } => {
+            Self::MissingRequirements { tool, missing, authorization_ids, refused } => {
                 let mut parts = Vec::new();
                 let mut auth: Vec<&str> = missing.authorization.iter().map(|c| c.id.as_str()).collect();
                 auth.extend(authorization_ids.iter().map(String::as_str));
@@ -249,13 +251,19 @@ impl ApiError {
                 if missing.user_id == Some(true) {
                     parts.push("a user_id".to_owned());
                 }
-                let message = format!("Tool '{tool}' requires {} in the call's context.", parts.join(" and "));
+                let mut message = format!("Tool '{tool}' requires {} in the call's context.", parts.join(" and "));
+                if let Some(why) = refused {
+                    message.push_str(&format!(" The token given was not accepted: {why}; sign in again at the challenge's url."));
+                }
                 let body = ServerErrorResponse {
                     message,
                     developer_message: Some(
                         "put tokens in context.authorization[{id, token}], secrets in context.secrets[{id, value}], and context.user_id".to_owned(),
                     ),
-                    missing_requirements: with_challenges.then_some(*missing),
+                    // OTC 1.0 defines no `missing_requirements`, but its error body is open: a
+                    // challenge is the only way its caller can go on, so it is sent there too.
+                    missing_requirements: (with_challenges || !missing.authorization.is_empty())
+                        .then_some(*missing),
                     ..Default::default()
                 };
                 ErrorBody::Server(status, body)
@@ -321,6 +329,19 @@ pub fn rescue(err: &AdapterError, tool: &ToolDefinition, source_name: &str) -> R
             source_name: source_name.to_owned(),
             detail: message.clone(),
         }),
+        // No token, or one the upstream refused: the standard's challenge (400), so the caller
+        // can have its user sign in and call again.
+        AdapterError::AuthorizationRequired { challenge, reason } => {
+            Rescued::Refused(ApiError::MissingRequirements {
+                tool: tool.id.to_string(),
+                missing: Box::new(MissingRequirements {
+                    authorization: vec![(**challenge).clone()],
+                    ..Default::default()
+                }),
+                authorization_ids: Vec::new(),
+                refused: Some(reason.clone()),
+            })
+        }
         _ => Rescued::Failed(tool_error(err, tool)),
     }
 }

@@ -216,9 +216,22 @@ pub fn spawn_refreshers(catalog: &SharedCatalog) {
         let policy = Arc::clone(&source.policy);
         let catalog = catalog.clone();
         tokio::spawn(async move {
+            // A server whose list goes stale every second (`ttlMs: 0`, the SDKs' default) is
+            // re-listed as often, but the catalog is rebuilt only when the list differs.
+            let mut last_listed = None;
             while changes.changed().await.is_ok() {
                 match adapter.list_tools().await {
                     Ok(mapped) => {
+                        let digest = serde_json::to_vec(&mapped.tools).ok().map(|bytes| {
+                            use std::hash::{BuildHasher as _, BuildHasherDefault};
+                            BuildHasherDefault::<std::hash::DefaultHasher>::default()
+                                .hash_one(bytes)
+                        });
+                        if digest.is_some() && digest == last_listed {
+                            tracing::debug!(source = %adapter.name(), "Re-listed tools; nothing changed.");
+                            continue;
+                        }
+                        last_listed = digest;
                         let mut diagnostics = mapped.diagnostics;
                         let replacement = SourceTools::compile(
                             Arc::clone(&adapter),

@@ -42,6 +42,9 @@ use crate::{AdapterError, McpEra, McpProtocol};
 pub(crate) struct Handler {
     catalog: Arc<watch::Sender<u64>>,
     info: mcp::ClientConfig,
+    /// Whether a stateless session keeps `subscriptions/listen` open for list changes (the
+    /// source's own session does; a caller's, which only calls, does not).
+    listens: bool,
 }
 
 impl Handler {
@@ -51,8 +54,29 @@ impl Handler {
             mcp::Implementation::new("otc-bridge", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(mcp::ProtocolVersion::LATEST_WITH_INITIALIZE);
-        Self { catalog, info }
+        Self {
+            catalog,
+            info,
+            listens: true,
+        }
     }
+
+    /// For a session that only calls tools: list changes are heard by the source's session.
+    pub(crate) fn calls_only() -> Self {
+        Self {
+            listens: false,
+            ..Self::new(Arc::new(watch::channel(0).0))
+        }
+    }
+}
+
+/// What a streamable HTTP session authorizes with.
+#[derive(Clone)]
+pub(crate) enum Bearer {
+    /// The source's OAuth client: the bridge's own token, refreshed.
+    Source(AuthClient<LimitedHttpClient>),
+    /// One caller's token, sent as it was given.
+    Caller(String),
 }
 
 /// How a session is opened: `server/discover` first, `initialize` when the server is older.
@@ -116,7 +140,7 @@ impl Session {
             .and_then(|i| i.capabilities.tools.as_ref())
             .and_then(|t| t.list_changed)
             .unwrap_or(false);
-        let listener = (stateless && announces_changes)
+        let listener = (stateless && announces_changes && service.service().listens)
             .then(|| tokio::spawn(listen(peer.clone(), service.service().catalog.clone())));
         let cancel = Some(service.cancellation_token());
         let done = Some(tokio::spawn(service.waiting()));
@@ -249,7 +273,7 @@ pub(crate) async fn connect(
     handler: Handler,
     auth: Option<&SourceAuth>,
 ) -> Result<Session, AdapterError> {
-    let http = auth.map(SourceAuth::http);
+    let http = auth.map(|auth| Bearer::Source(auth.http()));
     match open_any_era(source, config, secret_env, &handler, http.clone()).await {
         Err(Failed::Challenge(challenge)) => {
             // A 401 (or 403) with a token, or without one: get another if no person is needed.
@@ -280,7 +304,7 @@ async fn open_any_era(
     config: &McpConfig,
     secret_env: &BTreeSet<String>,
     handler: &Handler,
-    http: Option<AuthClient<LimitedHttpClient>>,
+    http: Option<Bearer>,
 ) -> Result<Session, Failed> {
     if !matches!(config.transport, McpTransportConfig::Sse { .. }) {
         match open(
@@ -329,7 +353,7 @@ pub(crate) async fn list_once(
             config,
             &BTreeSet::new(),
             &handler,
-            Some(client.clone()),
+            Some(Bearer::Source(client.clone())),
         )
         .await
         {
@@ -358,8 +382,25 @@ pub(crate) async fn list_once(
     Ok((tools.len(), authorized))
 }
 
+/// Opens a session that sends a caller's `token` on every request (a per-caller source; see
+/// `super::callers`). A server that refuses the token answers [`Failed::Challenge`].
+pub(crate) async fn connect_as_caller(
+    source: &str,
+    config: &McpConfig,
+    token: &str,
+) -> Result<Session, Failed> {
+    open_any_era(
+        source,
+        config,
+        &BTreeSet::new(),
+        &Handler::calls_only(),
+        Some(Bearer::Caller(token.to_owned())),
+    )
+    .await
+}
+
 /// Why a session could not be opened.
-enum Failed {
+pub(crate) enum Failed {
     /// `server/discover` got an answer that is neither its result nor an error.
     NotDiscover(AdapterError),
     /// The server wants (other) authorization: its `WWW-Authenticate` challenge.
@@ -368,7 +409,7 @@ enum Failed {
 }
 
 impl Failed {
-    fn into_error(self) -> AdapterError {
+    pub(crate) fn into_error(self) -> AdapterError {
         match self {
             Self::NotDiscover(error) | Self::Error(error) => error,
             Self::Challenge(_) => AdapterError::setup("the MCP server asks for authorization"),
@@ -409,7 +450,7 @@ async fn open(
     secret_env: &BTreeSet<String>,
     handler: Handler,
     mode: ClientLifecycleMode,
-    http: Option<AuthClient<LimitedHttpClient>>,
+    http: Option<Bearer>,
 ) -> Result<Session, Failed> {
     let timeout = config.startup_timeout();
     let timed_out = || {
@@ -483,9 +524,18 @@ async fn open(
                         .collect::<HashMap<_, _>>(),
                 );
             let served = match http {
-                Some(client) => {
+                Some(Bearer::Source(client)) => {
                     let transport =
                         StreamableHttpClientTransport::with_client(client, transport_config);
+                    tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode))
+                        .await
+                }
+                Some(Bearer::Caller(token)) => {
+                    let client = LimitedHttpClient::new().map_err(Failed::Error)?;
+                    let transport = StreamableHttpClientTransport::with_client(
+                        client,
+                        transport_config.auth_header(token),
+                    );
                     tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, mode))
                         .await
                 }

@@ -89,7 +89,12 @@ pub enum AuthConfig {
 ///   private_key: { env: MCP_CLIENT_KEY }   # client_credentials with private_key_jwt (PEM)
 ///   scopes: [read, write]            # else those the server asks for, else scopes_supported
 ///   token_file: /var/lib/otc/tokens.json   # default: <config dir>/otc-bridge/tokens/<source>.json
+///   per_caller: true                 # calls carry each caller's own token (see below)
 /// ```
+///
+/// With `per_caller`, the bridge's own token (from `grant`) only lists the tools; each call is
+/// sent with the token its caller gives in `context.authorization`, and a call without one (or
+/// with one the server refuses) is answered with the standard's authorization challenge.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OAuthConfig {
@@ -107,6 +112,8 @@ pub struct OAuthConfig {
     pub scopes: Option<Vec<String>>,
     /// Where tokens are kept between runs (mode 0600).
     pub token_file: Option<PathBuf>,
+    /// Calls are sent with each caller's own token (`context.authorization`), not the bridge's.
+    pub per_caller: bool,
 }
 
 /// How the bridge obtains its token.

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use otc_mappings::mcp::{McpSource, map_tools};
+use otc_mappings::otc::{AuthorizationRequirement, OAuth2Requirement, ToolAuthorizationChallenge};
 use otc_mappings::{Mapped, MappedTool, Target};
 use rmcp::model as mcp;
 use rmcp::{Peer, RoleClient};
@@ -32,6 +33,7 @@ use tokio::task::JoinHandle;
 
 use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall};
 
+mod callers;
 mod child;
 mod client;
 pub mod config;
@@ -74,6 +76,8 @@ pub(crate) struct Shared {
     shutdown: watch::Sender<bool>,
     /// The OAuth client of a source with `auth`.
     auth: Option<oauth::SourceAuth>,
+    /// With `per_caller: true`: callers' sign-ins and sessions.
+    callers: Option<callers::Callers>,
     /// The re-list scheduled for when the last list's `ttlMs` runs out.
     relist: Mutex<Option<JoinHandle<()>>>,
 }
@@ -115,6 +119,9 @@ impl McpAdapter {
         let mut secret_env = cx.secret_env.clone();
         secret_env.extend(config.secret_env());
         let auth = oauth::SourceAuth::of(name, config).await?;
+        let callers = oauth::CallerGate::of(config, cx)
+            .await?
+            .map(callers::Callers::new);
         let shared = Arc::new(Shared {
             name: name.to_owned(),
             config: config.clone(),
@@ -124,6 +131,7 @@ impl McpAdapter {
             live: RwLock::new(None),
             shutdown,
             auth,
+            callers,
             relist: Mutex::new(None),
         });
         let session = client::connect(
@@ -290,7 +298,25 @@ impl Adapter for McpAdapter {
             version: config.version.as_deref(),
             server_info,
         };
-        Ok(map_tools(&source, &tools))
+        let mut mapped = map_tools(&source, &tools);
+        if let Some(callers) = &self.shared.callers {
+            // Each call needs its caller's token from this authorization server.
+            let requirement = AuthorizationRequirement {
+                id: callers.gate.issuer.clone(),
+                oauth2: Some(OAuth2Requirement {
+                    scopes: callers.gate.scopes.clone(),
+                }),
+                extra: serde_json::Map::new(),
+            };
+            for tool in &mut mapped.tools {
+                tool.definition
+                    .requirements
+                    .get_or_insert_with(Default::default)
+                    .authorization
+                    .push(requirement.clone());
+            }
+        }
+        Ok(mapped)
     }
 
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
@@ -302,6 +328,13 @@ impl Adapter for McpAdapter {
         };
         let live = self.shared.live()?;
         let params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
+        if let Some(callers) = &self.shared.callers {
+            let token = call.context.token(&callers.gate.issuer);
+            let response = callers
+                .call(&self.shared.name, &self.shared.config, token, params)
+                .await?;
+            return convert::call_response(response);
+        }
         let answer = self
             .shared
             .with_token_recovery(|| live.peer.call_tool_once(params.clone()))
@@ -318,6 +351,18 @@ impl Adapter for McpAdapter {
 
     fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
         Some(self.shared.catalog.subscribe())
+    }
+
+    async fn challenge(
+        &self,
+        provider: &str,
+    ) -> Result<Option<ToolAuthorizationChallenge>, AdapterError> {
+        match &self.shared.callers {
+            Some(callers) if callers.gate.issuer == provider => {
+                callers.gate.challenge().await.map(Some)
+            }
+            _ => Ok(None),
+        }
     }
 
     fn mcp_protocol(&self) -> Option<McpProtocol> {

@@ -61,6 +61,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         settings,
         auth: None,
         allow_partial: false,
+        public_url: None,
     };
     let code = run_server(listener, &sources, options, |addr, tools| {
         let url = format!("http://{addr}");

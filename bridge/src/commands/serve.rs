@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::ArgMatches;
+use otc_adapters::mcp::oauth::challenges::Challenges;
 use otc_adapters::{Adapter, BuildContext};
 use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
 use otc_bridge::serve::ConnectionLimits;
@@ -46,6 +47,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             settings: config.settings,
             auth,
             allow_partial: config.allow_partial,
+            public_url: config.public_url.clone(),
         },
         |addr, tools| {
             super::status!(
@@ -64,6 +66,8 @@ pub(crate) struct AppOptions {
     pub(crate) settings: ServerSettings,
     pub(crate) auth: Option<Authenticator>,
     pub(crate) allow_partial: bool,
+    /// `public_url`, when configured; else the bound address is the public one.
+    pub(crate) public_url: Option<String>,
 }
 
 /// The name of `dialect` as `--dialect` spells it.
@@ -154,7 +158,16 @@ pub(crate) async fn run_server(
             super::status!("  loading {}: {}", source.name, source.describe());
         }
     }
-    let (adapters, catalog, reports) = start_sources(sources, &options.build, print_progress).await;
+    // Per-caller sign-ins come back to this listener: its address is known only now (port 0).
+    let challenges = Challenges::new(&otc_bridge::config::public_url(
+        options.public_url.as_deref(),
+        addr,
+    ));
+    let build = BuildContext {
+        challenges: Some(challenges.clone()),
+        ..options.build.clone()
+    };
+    let (adapters, catalog, reports) = start_sources(sources, &build, print_progress).await;
     crate::alloc::enter(crate::alloc::Phase::Serving);
     refuse_half_started(&adapters, &reports, options.allow_partial).await?;
     let tools = catalog.len();
@@ -163,6 +176,7 @@ pub(crate) async fn run_server(
     // The Host check against DNS rebinding needs the address actually bound (port 0 included).
     let settings = ServerSettings {
         listen: Some(addr),
+        challenges: Some(challenges),
         ..options.settings
     };
     let state = AppState::new(catalog, settings, options.auth);

@@ -44,12 +44,21 @@ pub(crate) fn record(field: &str, value: &str) {
     tracing::Span::current().record(field, tracing::field::debug(crate::rescue::echo(value)));
 }
 
+/// The path as logged: a challenge's check id is what collects its token, so it is not.
+fn logged_path(path: &str) -> &str {
+    if path.starts_with("/oauth/check/") {
+        "/oauth/check/…"
+    } else {
+        path
+    }
+}
+
 /// The middleware.
 pub(super) async fn request(request: Request, next: Next) -> Response {
     let span = tracing::info_span!(
         "request",
         method = %request.method(),
-        path = ?request.uri().path(),
+        path = ?logged_path(request.uri().path()),
         tool = Empty,
         call_id = Empty,
     );

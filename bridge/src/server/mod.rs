@@ -7,7 +7,7 @@
 //! 1. [`log`]: one span and one log line per request, whatever the outcome;
 //! 2. [`guard`]: cross-site `Origin`s and (on loopback) foreign `Host`s are refused, so a web page
 //!    cannot drive the bridge (CSRF, DNS rebinding); allowed origins get CORS headers;
-//! 3. [`auth`]: server authentication on every route but `/health`;
+//! 3. [`auth`]: server authentication on every route but `/health` and `/oauth/callback`;
 //! 4. [`extract`]: the body is read once under the limit, the dialect detected once, the
 //!    envelope parsed; a failure is a typed [`Rejection`] rendered in the caller's dialect;
 //! 5. the handlers in `routes`, where `call_tool` hands the parsed call to [`crate::call`].
@@ -58,6 +58,9 @@ pub struct ServerSettings {
     pub allowed_hosts: Vec<String>,
     /// What `POST /mcp` lists (`--mcp-expose`).
     pub mcp_expose: crate::mcp::Expose,
+    /// The per-caller authorization challenges the bridge issued, which `/oauth/callback`
+    /// completes and `/oauth/check/{id}` reports.
+    pub challenges: Option<Arc<otc_adapters::mcp::oauth::challenges::Challenges>>,
 }
 
 impl Default for ServerSettings {
@@ -70,6 +73,7 @@ impl Default for ServerSettings {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             mcp_expose: crate::mcp::Expose::Meta,
+            challenges: None,
         }
     }
 }
@@ -137,12 +141,16 @@ pub fn app(state: AppState) -> Router {
         .route("/tools/call", post(routes::call_tool))
         .route("/call", post(routes::call_tool))
         .route_service("/mcp", mcp)
+        .route("/oauth/check/{id}", get(routes::check_authorization))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require,
         ));
     Router::new()
         .route("/health", get(routes::health))
+        // A person's browser lands here from the authorization server, without the bridge's
+        // credentials; the `state` it carries is what authorizes it.
+        .route("/oauth/callback", get(routes::authorization_callback))
         .merge(guarded)
         .fallback(routes::not_found)
         // The body limit is enforced by the extractors, which answer with the standard's 400

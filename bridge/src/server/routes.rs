@@ -199,6 +199,49 @@ pub(super) async fn call_tool(
     }
 }
 
+/// `GET /oauth/callback`: where a person's browser returns from signing in for a per-caller
+/// MCP source; the bridge exchanges the code, and the caller collects the token at its
+/// `check_url`. Answers the person in plain words; never shows the code or the token.
+pub(super) async fn authorization_callback(
+    State(state): State<AppState>,
+    uri: axum::http::Uri,
+) -> Response {
+    let Some(challenges) = &state.settings().challenges else {
+        return not_found().await.into_response();
+    };
+    let (status, text) = match challenges.complete(uri.query().unwrap_or_default()).await {
+        Ok(()) => (
+            StatusCode::OK,
+            "Signed in. You can close this window and return to your application.".to_owned(),
+        ),
+        Err(error) => (StatusCode::BAD_REQUEST, format!("Sign-in failed: {error}.")),
+    };
+    (
+        status,
+        [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+        text,
+    )
+        .into_response()
+}
+
+/// `GET /oauth/check/{id}`: the `check_url` of an authorization challenge: `pending`,
+/// `completed` (with the token, the first time only) or `failed`
+/// (`AuthorizationChallengeCheckResponse`, always 200).
+pub(super) async fn check_authorization(
+    State(state): State<AppState>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    let Some(challenges) = &state.settings().challenges else {
+        return not_found().await.into_response();
+    };
+    let answer = challenges.check(&id);
+    let mut response = axum::Json(answer).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,12 +43,21 @@ pub(crate) struct Running {
 
 impl Running {
     pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn_with_stderr(args, env, Stdio::inherit())
+    }
+
+    /// As [`Self::spawn`], with the log (stderr) sent to `stderr`: a test that reads it.
+    pub(crate) fn spawn_with_stderr(
+        args: &[&str],
+        env: &[(&str, &str)],
+        stderr: impl Into<Stdio>,
+    ) -> Self {
         let mut command = Command::new(BIN);
         command
             .args(args)
             .current_dir(repo_root())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .kill_on_drop(true);
         for (k, v) in env {
             command.env(k, v);

@@ -6,5 +6,6 @@ mod binary;
 mod config;
 mod demo;
 mod interop;
+mod per_caller;
 mod readme;
 mod web;

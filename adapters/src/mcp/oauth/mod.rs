@@ -17,6 +17,7 @@
 //! Tokens, codes and secrets are never logged and never put in an error: rmcp redacts them in
 //! `Debug`, and our messages name only URLs and scopes.
 
+pub mod challenges;
 pub(crate) mod store;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use tokio::sync::Mutex;
 use super::config::{AuthConfig, McpConfig, McpTransportConfig, OAuthConfig, OAuthGrant};
 use super::http::LimitedHttpClient;
 use crate::AdapterError;
+pub(crate) use challenges::CallerGate;
 use store::FileCredentialStore;
 
 /// Sign-ins one connection attempt may run (a server that keeps asking for more scopes, or
@@ -187,10 +189,35 @@ impl SourceAuth {
     }
 }
 
-fn failed(url: &str, error: AuthError) -> AdapterError {
+pub(super) fn failed(url: &str, error: AuthError) -> AdapterError {
     AdapterError::Unreachable {
         message: format!("cannot authorize to the MCP server at {url}"),
         source: Some(Box::new(error)),
+    }
+}
+
+impl CallerGate {
+    /// The gate of a source with `per_caller: true` (`None` otherwise): callers sign in through
+    /// the bridge's `/oauth/callback`, so it needs the bridge's registry of challenges.
+    pub(crate) async fn of(
+        config: &McpConfig,
+        cx: &crate::BuildContext,
+    ) -> Result<Option<Arc<Self>>, AdapterError> {
+        let Some(AuthConfig::Oauth(oauth)) = &config.auth else {
+            return Ok(None);
+        };
+        if !oauth.per_caller {
+            return Ok(None);
+        }
+        let McpTransportConfig::StreamableHttp { url, .. } = &config.transport else {
+            return Err(AdapterError::setup(
+                "`per_caller: true` needs a streamable HTTP source (--mcp-url)",
+            ));
+        };
+        let challenges = cx.challenges.clone().ok_or_else(|| {
+            AdapterError::setup("`per_caller: true` needs the bridge's HTTP listener for sign-ins")
+        })?;
+        Self::new(url, oauth, challenges).await.map(Some)
     }
 }
 

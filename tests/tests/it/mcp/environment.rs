@@ -52,6 +52,7 @@ async fn issue_8_inherit_env_passes_the_environment_but_never_the_secret_variabl
     assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
     let cx = BuildContext {
         secret_env: BTreeSet::from(["CARGO_PKG_NAME".to_owned()]),
+        ..BuildContext::default()
     };
     let adapter = McpAdapter::build("demo", &env_config(true), &cx)
         .await
