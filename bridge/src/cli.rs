@@ -44,7 +44,7 @@ pub(crate) enum Command {
     /// a configuration): every changed tool with its class (patch, minor, major) and reasons.
     /// Exits 1 when anything is major, for CI.
     Diff(DiffArgs),
-    /// Sign in to the MCP servers behind OAuth (--mcp-url URL --oauth, or `auth: {type: oauth}`
+    /// Sign in to the MCP servers behind OAuth (--mcp-url or --mcp-sse URL --oauth, or `auth: {type: oauth}`
     /// in --config): prints the authorization URL, catches the redirect on loopback, and keeps
     /// the tokens (file mode 0600) for the bridge to use and refresh.
     Login(InspectArgs),
@@ -363,7 +363,7 @@ pub(crate) struct SourceArgs {
     /// Version (x.y.z) of the preceding source's tools.
     #[arg(long, value_name = "X.Y.Z")]
     pub(crate) tool_version: Vec<String>,
-    /// The preceding --mcp-url source is behind OAuth 2.1: sign in once with `otc-bridge login`
+    /// The preceding --mcp-url or --mcp-sse source is behind OAuth 2.1: sign in once with `otc-bridge login`
     /// (the tokens are kept in the per-user config directory). More settings in --config.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub(crate) oauth: Vec<String>,
@@ -418,9 +418,9 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Stri
             ));
         };
         if id == "oauth" {
-            if last.kind != SourceKind::McpHttp {
+            if !matches!(last.kind, SourceKind::McpHttp | SourceKind::McpSse) {
                 return Err(format!(
-                    "--oauth applies to --mcp-url sources only, not to '{}'",
+                    "--oauth applies to --mcp-url and --mcp-sse sources only, not to '{}'",
                     last.target
                 ));
             }
@@ -488,7 +488,7 @@ mod tests {
     }
 
     #[test]
-    fn oauth_marks_the_mcp_url_source_before_it() {
+    fn oauth_marks_the_remote_mcp_source_before_it() {
         let s = parse(&[
             "otc-bridge",
             "--mcp-url",
@@ -496,9 +496,12 @@ mod tests {
             "--oauth",
             "--mcp-url",
             "http://b/mcp",
+            "--mcp-sse",
+            "http://c/sse",
+            "--oauth",
         ])
         .unwrap();
-        assert_eq!((s[0].oauth, s[1].oauth), (true, false));
+        assert_eq!((s[0].oauth, s[1].oauth, s[2].oauth), (true, false, true));
         assert!(
             parse(&["otc-bridge", "--oauth", "--mcp-url", "http://a/mcp"])
                 .unwrap_err()
@@ -507,7 +510,7 @@ mod tests {
         assert!(
             parse(&["otc-bridge", "--mcp", "srv", "--oauth"])
                 .unwrap_err()
-                .contains("--mcp-url sources only")
+                .contains("--mcp-url and --mcp-sse sources only")
         );
     }
 

@@ -64,7 +64,7 @@ pub struct SourceFlag {
     pub toolkit: Option<String>,
     /// `--tool-version`.
     pub version: Option<String>,
-    /// `--oauth` (`--mcp-url` only): the server is behind OAuth 2.1.
+    /// `--oauth` (`--mcp-url` and `--mcp-sse` only): the server is behind OAuth 2.1.
     pub oauth: bool,
 }
 

@@ -3,9 +3,11 @@ official MCP SDK's `MCPServer` (PyPI `mcp`, pinned by scripts/install-python-cli
 streamable HTTP, as a resource server of scripts/oauth-e2e/provider.mjs (oidc-provider).
 
 Usage (with the venv of scripts/install-python-client.sh):
-    .corpus/venv/bin/python scripts/oauth-e2e/mcp_server.py --port PORT --issuer ISSUER_URL
+    .corpus/venv/bin/python scripts/oauth-e2e/mcp_server.py --port PORT --issuer ISSUER_URL [--transport sse]
 
-    PORT         0 picks a free port. The MCP endpoint is http://127.0.0.1:PORT/mcp.
+    PORT         0 picks a free port. The MCP endpoint is http://127.0.0.1:PORT/mcp (streamable
+                 HTTP), or with `--transport sse` the legacy HTTP+SSE stream http://127.0.0.1:PORT/sse
+                 (which is then the resource URL the tokens must be issued for).
     ISSUER_URL   the authorization server, e.g. http://127.0.0.1:4444 (as provider.mjs prints it);
                  it must be up: its introspection endpoint is discovered at start from
                  ISSUER_URL/.well-known/openid-configuration.
@@ -162,6 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True, help="0 = any free port")
     parser.add_argument("--issuer", required=True, help="the authorization server's issuer URL")
+    parser.add_argument("--transport", choices=["streamable-http", "sse"], default="streamable-http")
     args = parser.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="mcp_server.py: %(name)s %(levelname)s %(message)s")
 
@@ -171,12 +174,15 @@ def main() -> None:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(128)
     port = sock.getsockname()[1]
-    resource_url = f"http://127.0.0.1:{port}/mcp"
+    resource_url = f"http://127.0.0.1:{port}/" + ("sse" if args.transport == "sse" else "mcp")
 
     introspection_endpoint = discover_introspection(args.issuer)
     log.info("resource %s, issuer %s, introspection %s", resource_url, args.issuer, introspection_endpoint)
     mcp = build_server(args.issuer, resource_url, introspection_endpoint)
-    app = mcp.streamable_http_app(host="127.0.0.1")
+    if args.transport == "sse":
+        app = mcp.sse_app(host="127.0.0.1")
+    else:
+        app = mcp.streamable_http_app(host="127.0.0.1")
     try:
         anyio.run(serve, app, sock, resource_url)
     except KeyboardInterrupt:

@@ -33,7 +33,7 @@ use super::child::{ChildProcess, ChildSpec};
 use super::config::{HeaderValueConfig, McpConfig, McpTransportConfig, split_command};
 use super::http::LimitedHttpClient;
 use super::oauth::{SignIn, SourceAuth};
-use super::sse::SseTransport;
+use super::sse::{Opening, SseAuth, SseTransport};
 use super::stdio::StdioTransport;
 use crate::{AdapterError, McpEra, McpProtocol};
 
@@ -558,10 +558,17 @@ async fn open(
                 .map_err(Failed::Error)?
                 .into_iter()
                 .collect();
+            let auth = http.map(|bearer| match bearer {
+                Bearer::Source(client) => SseAuth::Source(client),
+                Bearer::Caller(token) => SseAuth::Caller(token),
+            });
             let session = async {
-                let transport = SseTransport::connect(url, headers)
-                    .await
-                    .map_err(Failed::Error)?;
+                let transport = SseTransport::connect(url, headers, auth).await.map_err(
+                    |opening| match opening {
+                        Opening::Challenge(challenge) => Failed::Challenge(challenge),
+                        Opening::Failed(error) => Failed::Error(error),
+                    },
+                )?;
                 handler
                     .serve_with_lifecycle(transport, mode)
                     .await

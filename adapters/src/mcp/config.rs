@@ -317,6 +317,15 @@ impl McpConfig {
         }
     }
 
+    /// The URL of a remote server (streamable HTTP or SSE); `None` for a child process.
+    pub fn remote_url(&self) -> Option<&str> {
+        match &self.transport {
+            McpTransportConfig::Stdio { .. } => None,
+            McpTransportConfig::StreamableHttp { url, .. }
+            | McpTransportConfig::Sse { url, .. } => Some(url),
+        }
+    }
+
     /// The environment variables this source reads secrets from (its `headers: {X: {env: VAR}}`).
     /// The bridge adds them to [`BuildContext::secret_env`](crate::BuildContext) so that no other
     /// source's child sees them; the adapter also withholds them from its own child.

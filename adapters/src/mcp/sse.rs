@@ -23,13 +23,16 @@ use std::time::Duration;
 use std::collections::VecDeque;
 
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, HeaderMap};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::transport::auth::AuthClient;
+use rmcp::transport::streamable_http_client::AuthRequiredError;
 use tokio::sync::mpsc;
 use url::Url;
 
+use super::http::LimitedHttpClient;
 use super::limits::{MAX_MESSAGE_BYTES, Refusal, TopLevel, refused, response_id};
 use crate::AdapterError;
 
@@ -42,8 +45,61 @@ pub(crate) struct SseTransport {
     client: reqwest::Client,
     endpoint: Arc<Url>,
     headers: HeaderMap,
+    auth: Option<SseAuth>,
     incoming: mpsc::Receiver<ServerJsonRpcMessage>,
     reader: tokio::task::JoinHandle<()>,
+}
+
+/// The bearer token a session sends.
+#[derive(Clone)]
+pub(crate) enum SseAuth {
+    /// A caller's token, fixed for the session.
+    Caller(String),
+    /// The source's OAuth client: its current token, refreshed as needed.
+    Source(AuthClient<LimitedHttpClient>),
+}
+
+impl std::fmt::Debug for SseAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Caller(_) => "Caller(..)",
+            Self::Source(_) => "Source(..)",
+        })
+    }
+}
+
+impl SseAuth {
+    /// The `Authorization` value to send now; `None` when there is no token yet.
+    async fn header(&self) -> Result<Option<HeaderValue>, SseError> {
+        let token = match self {
+            Self::Caller(token) => token.clone(),
+            // No token (never signed in, or not refreshable): the request goes without one and
+            // the server's challenge says what it wants.
+            Self::Source(client) => match client.get_access_token().await {
+                Ok(token) => token,
+                Err(_) => return Ok(None),
+            },
+        };
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| SseError::Token)?;
+        value.set_sensitive(true);
+        Ok(Some(value))
+    }
+}
+
+/// Why the stream did not open.
+#[derive(Debug)]
+pub(crate) enum Opening {
+    /// The server wants (other) authorization: its `WWW-Authenticate` challenge (401 or 403).
+    Challenge(String),
+    /// Anything else.
+    Failed(AdapterError),
+}
+
+impl From<AdapterError> for Opening {
+    fn from(error: AdapterError) -> Self {
+        Self::Failed(error)
+    }
 }
 
 /// A message that could not be delivered.
@@ -55,11 +111,23 @@ pub(crate) enum SseError {
     /// The endpoint answered something other than 2xx.
     #[error("the message endpoint answered HTTP {0}")]
     Status(u16),
+    /// The endpoint refused the token (401, or 403 for lack of scope). rmcp's own error is the
+    /// source, so `ServiceError::auth_challenge` finds the challenge as it does over
+    /// streamable HTTP, and the token is replaced the same way.
+    #[error("the message endpoint refused the authorization")]
+    Unauthorized(#[source] AuthRequiredError),
+    /// The token cannot be sent as a header.
+    #[error("the token is not a valid header value")]
+    Token,
 }
 
 impl SseTransport {
     /// Opens the event stream and waits for the `endpoint` event.
-    pub(crate) async fn connect(url: &str, headers: HeaderMap) -> Result<Self, AdapterError> {
+    pub(crate) async fn connect(
+        url: &str,
+        headers: HeaderMap,
+        auth: Option<SseAuth>,
+    ) -> Result<Self, Opening> {
         let url = Url::parse(url)
             .map_err(|e| AdapterError::setup(format!("the SSE URL `{url}` is not a URL: {e}")))?;
         let client = reqwest::Client::builder()
@@ -69,21 +137,41 @@ impl SseTransport {
                 message: "cannot build the HTTP client".to_owned(),
                 source: Some(Box::new(e)),
             })?;
-        let response = client
+        let mut request = client
             .get(url.clone())
             .headers(headers.clone())
-            .header(ACCEPT, "text/event-stream")
+            .header(ACCEPT, "text/event-stream");
+        if let Some(auth) = &auth {
+            let value = auth
+                .header()
+                .await
+                .map_err(|e| AdapterError::setup(e.to_string()))?;
+            if let Some(value) = value {
+                request = request.header(AUTHORIZATION, value);
+            }
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| AdapterError::Unreachable {
                 message: format!("GET {url} failed"),
                 source: Some(Box::new(e)),
             })?;
-        if !response.status().is_success() {
+        let status = response.status();
+        if matches!(status.as_u16(), 401 | 403)
+            && let Some(challenge) = response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+        {
+            return Err(Opening::Challenge(challenge.to_owned()));
+        }
+        if !status.is_success() {
             return Err(AdapterError::Unreachable {
-                message: format!("GET {url} answered HTTP {}", response.status().as_u16()),
+                message: format!("GET {url} answered HTTP {}", status.as_u16()),
                 source: None,
-            });
+            }
+            .into());
         }
         let mut bytes = response.bytes_stream();
         let mut decoder = SseDecoder::default();
@@ -104,7 +192,8 @@ impl SseTransport {
                                 "the SSE endpoint `{endpoint}` is not on the stream's origin"
                             ),
                             source: None,
-                        });
+                        }
+                        .into());
                     }
                     break endpoint;
                 }
@@ -115,12 +204,14 @@ impl SseTransport {
                         return Err(AdapterError::Protocol {
                             message: format!("the SSE stream broke: {e}"),
                             source: None,
-                        });
+                        }
+                        .into());
                     }
                     None => {
                         return Err(AdapterError::ConnectionLost {
                             message: "the SSE stream ended before it named its endpoint".to_owned(),
-                        });
+                        }
+                        .into());
                     }
                 },
             }
@@ -147,6 +238,7 @@ impl SseTransport {
             client,
             endpoint: Arc::new(endpoint),
             headers,
+            auth,
             incoming,
             reader,
         })
@@ -165,9 +257,29 @@ impl Transport<RoleClient> for SseTransport {
             .post(self.endpoint.as_str())
             .headers(self.headers.clone())
             .json(&item);
+        let auth = self.auth.clone();
         async move {
+            // Each POST carries the current token (refreshed or replaced since the stream
+            // opened), as rmcp's streamable HTTP client does.
+            let request = match &auth {
+                Some(auth) => match auth.header().await? {
+                    Some(value) => request.header(AUTHORIZATION, value),
+                    None => request,
+                },
+                None => request,
+            };
             let response = request.send().await?;
             let status = response.status();
+            if matches!(status.as_u16(), 401 | 403)
+                && let Some(challenge) = response
+                    .headers()
+                    .get(reqwest::header::WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+            {
+                return Err(SseError::Unauthorized(AuthRequiredError::new(
+                    challenge.to_owned(),
+                )));
+            }
             if !status.is_success() {
                 return Err(SseError::Status(status.as_u16()));
             }

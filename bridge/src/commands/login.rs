@@ -65,7 +65,7 @@ pub(crate) async fn login(args: &InspectArgs, matches: &ArgMatches) -> anyhow::R
     }
     if signed == 0 {
         anyhow::bail!(
-            "no source to sign in to: pass --mcp-url URL --oauth, or a --config whose MCP source has `auth: {{type: oauth}}`"
+            "no source to sign in to: pass --mcp-url (or --mcp-sse) URL --oauth, or a --config whose MCP source has `auth: {{type: oauth}}`"
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -156,8 +156,23 @@ impl Otc {
 
 #[tokio::test]
 async fn a_caller_without_a_token_is_challenged_signs_in_and_calls_as_itself() {
+    per_caller_flow("streamable_http").await;
+}
+
+/// The same over legacy HTTP+SSE (`--mcp-sse`): the stream and its POSTs carry the token.
+#[tokio::test]
+async fn per_caller_tokens_work_over_legacy_sse_too() {
+    per_caller_flow("sse").await;
+}
+
+/// The whole flow with the MCP server on `transport` (a `transport.type` of the config).
+async fn per_caller_flow(transport: &str) {
     let Some(corpus) = otc_fixtures::corpus_dir() else {
         return;
+    };
+    let (path, server_transport) = match transport {
+        "sse" => ("sse", "sse"),
+        _ => ("mcp", "streamable-http"),
     };
     let node = corpus.join("node22/node_modules/.bin/node");
     let python = corpus.join("venv/bin/python");
@@ -173,7 +188,7 @@ async fn a_caller_without_a_token_is_challenged_signs_in_and_calls_as_itself() {
     }
 
     let mcp_port = free_port();
-    let resource = format!("http://127.0.0.1:{mcp_port}/mcp");
+    let resource = format!("http://127.0.0.1:{mcp_port}/{path}");
     let mut provider = Command::new(&node);
     provider
         .arg(repo_root().join("scripts/oauth-e2e/provider.mjs"))
@@ -184,18 +199,22 @@ async fn a_caller_without_a_token_is_challenged_signs_in_and_calls_as_itself() {
     let mut server = Command::new(&python);
     server
         .arg(repo_root().join("scripts/oauth-e2e/mcp_server.py"))
-        .args(["--port", &mcp_port.to_string(), "--issuer", &issuer]);
+        .args(["--port", &mcp_port.to_string(), "--issuer", &issuer])
+        .args(["--transport", server_transport]);
     let mcp = start(server, "the MCP server").await;
     assert_eq!(mcp.url, resource);
 
     // The bridge lists with its own token (client_credentials); calls carry each caller's.
-    let dir = std::env::temp_dir().join(format!("otc-bridge-per-caller-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "otc-bridge-per-caller-{transport}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("bridge.yaml");
     std::fs::write(
         &config,
         format!(
-            "sources:\n  - type: mcp\n    name: tracker\n    transport:\n      type: streamable_http\n      url: {resource}\n    auth:\n      type: oauth\n      grant: client_credentials\n      client_id: otc-bridge-service\n      client_secret: {{env: TRACKER_SECRET}}\n      scopes: [tools]\n      per_caller: true\n      token_file: {}\n",
+            "sources:\n  - type: mcp\n    name: tracker\n    transport:\n      type: {transport}\n      url: {resource}\n    auth:\n      type: oauth\n      grant: client_credentials\n      client_id: otc-bridge-service\n      client_secret: {{env: TRACKER_SECRET}}\n      scopes: [tools]\n      per_caller: true\n      token_file: {}\n",
             dir.join("tokens.json").display()
         ),
     )
@@ -328,11 +347,54 @@ async fn a_caller_without_a_token_is_challenged_signs_in_and_calls_as_itself() {
         "failed"
     );
 
+    // The bridge's own token (client_credentials), revoked: the next re-list is refused, and the
+    // bridge gets a new token by itself. A stateless server's list (`ttlMs: 0`) is re-listed
+    // every second; a legacy SSE session lists only on a change, so only the former shows it.
+    let own_token = || -> String {
+        let file = std::fs::read_to_string(dir.join("tokens.json")).unwrap();
+        let stored: Value = serde_json::from_str(&file).unwrap();
+        stored["token_response"]["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let first = own_token();
+    if transport == "streamable_http" {
+        let revoked = otc
+            .http
+            .post(format!("{issuer}/token/revocation"))
+            .basic_auth("otc-bridge-service", Some("service-secret"))
+            .form(&[("token", first.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(revoked.status(), 200);
+        let replaced = async {
+            while own_token() == first {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), replaced)
+            .await
+            .expect("the bridge did not replace its revoked token");
+        let (status, body) = otc
+            .call("OtcOauthE2e.Whoami", json!({}), Some((&issuer, &bob)))
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
     bridge.interrupt().await;
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains("/tools/call"), "the log is empty: {log}");
     assert!(log.contains("/oauth/check/…"), "{log}");
-    for secret in [&alice, &bob, &alice_code, &bob_code, "service-secret"] {
+    for secret in [
+        &alice,
+        &bob,
+        &alice_code,
+        &bob_code,
+        &first,
+        "service-secret",
+    ] {
         assert!(
             !log.contains(secret),
             "a token, code or secret reached the log"

@@ -28,7 +28,7 @@ use rmcp::transport::auth::{
 };
 use tokio::sync::Mutex;
 
-use super::config::{AuthConfig, McpConfig, McpTransportConfig, OAuthConfig, OAuthGrant};
+use super::config::{AuthConfig, McpConfig, OAuthConfig, OAuthGrant};
 use super::http::LimitedHttpClient;
 use crate::AdapterError;
 pub(crate) use challenges::CallerGate;
@@ -64,16 +64,16 @@ impl SourceAuth {
         let Some(AuthConfig::Oauth(oauth)) = &config.auth else {
             return Ok(None);
         };
-        let McpTransportConfig::StreamableHttp { url, .. } = &config.transport else {
+        let Some(url) = config.remote_url() else {
             return Err(AdapterError::setup(
-                "`auth: {type: oauth}` needs a streamable HTTP source (--mcp-url)",
+                "`auth: {type: oauth}` needs a remote source (--mcp-url or --mcp-sse)",
             ));
         };
         let manager = manager(source, url, oauth, Tokens::Stored).await?;
         let auth = Self {
             client: AuthClient::new(LimitedHttpClient::new()?, manager),
             source: source.to_owned(),
-            url: url.clone(),
+            url: url.to_owned(),
             config: oauth.clone(),
         };
         if oauth.grant == OAuthGrant::ClientCredentials {
@@ -209,9 +209,9 @@ impl CallerGate {
         if !oauth.per_caller {
             return Ok(None);
         }
-        let McpTransportConfig::StreamableHttp { url, .. } = &config.transport else {
+        let Some(url) = config.remote_url() else {
             return Err(AdapterError::setup(
-                "`per_caller: true` needs a streamable HTTP source (--mcp-url)",
+                "`per_caller: true` needs a remote source (--mcp-url or --mcp-sse)",
             ));
         };
         let challenges = cx.challenges.clone().ok_or_else(|| {
@@ -324,11 +324,9 @@ pub async fn login(
     redirect_uri: &str,
     visit: Visit,
 ) -> Result<LoginOutcome, AdapterError> {
-    let (Some(AuthConfig::Oauth(oauth)), McpTransportConfig::StreamableHttp { url, .. }) =
-        (&config.auth, &config.transport)
-    else {
+    let (Some(AuthConfig::Oauth(oauth)), Some(url)) = (&config.auth, config.remote_url()) else {
         return Err(AdapterError::setup(
-            "login needs a streamable HTTP source with OAuth (--mcp-url URL --oauth, or `auth: {type: oauth}`)",
+            "login needs a remote source with OAuth (--mcp-url or --mcp-sse URL --oauth, or `auth: {type: oauth}`)",
         ));
     };
     let manager = manager(source, url, oauth, Tokens::Fresh).await?;
@@ -340,7 +338,7 @@ pub async fn login(
     let client = AuthClient::new(LimitedHttpClient::new()?, manager);
     let mut signed_in = SignIn {
         manager: client.auth_manager.clone(),
-        url: url.clone(),
+        url: url.to_owned(),
         oauth: oauth.clone(),
         redirect_uri: redirect_uri.to_owned(),
         visit,
