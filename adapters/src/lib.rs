@@ -142,6 +142,11 @@ pub trait Adapter: fmt::Debug + Send + Sync + 'static {
         Ok(None)
     }
 
+    /// How many times the upstream was lost and restarted (or reconnected) since start-up.
+    fn restarts(&self) -> u64 {
+        0
+    }
+
     /// The MCP protocol the source speaks while connected; `None` for other sources.
     fn mcp_protocol(&self) -> Option<McpProtocol> {
         None

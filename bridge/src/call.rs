@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use otc_adapters::SourceState;
 
 use crate::lock::Drift;
+use crate::metrics::{Metrics, Outcome};
 use crate::registry::{Catalog, Entry, Resolution};
 use crate::rescue::{self, ApiError, Rescued};
 use crate::{requirements, validate};
@@ -46,9 +47,52 @@ pub struct Answer {
 pub async fn call(
     catalog: &Catalog,
     default_timeout: Duration,
+    metrics: Option<&Metrics>,
     call: Call,
 ) -> Result<Answer, ApiError> {
     let started = Instant::now();
+    let mut counted = Counted::default();
+    let result = run(
+        catalog,
+        default_timeout,
+        metrics,
+        call,
+        &mut counted,
+        started,
+    )
+    .await;
+    if let Some(metrics) = metrics {
+        let outcome = match &result {
+            Ok(answer) if matches!(answer.response.outcome, CallOutcome::Value(_)) => {
+                Outcome::Success
+            }
+            Ok(_) => Outcome::ToolError,
+            Err(refusal) => Outcome::Refused(refusal.status()),
+        };
+        let source = counted.entry.as_ref().map_or("", |e| e.adapter.name());
+        let tool = counted
+            .entry
+            .as_ref()
+            .map_or(String::new(), |e| e.definition().id.to_string());
+        metrics.call(source, &tool, outcome, started.elapsed());
+    }
+    result
+}
+
+/// What a call is counted under, once its tool is known.
+#[derive(Default)]
+struct Counted {
+    entry: Option<Arc<Entry>>,
+}
+
+async fn run(
+    catalog: &Catalog,
+    default_timeout: Duration,
+    metrics: Option<&Metrics>,
+    call: Call,
+    counted: &mut Counted,
+    started: Instant,
+) -> Result<Answer, ApiError> {
     let Call {
         request,
         input_errors,
@@ -57,6 +101,7 @@ pub async fn call(
         return Err(ApiError::MissingToolId);
     }
     let entry = resolve(catalog, &request.tool_id)?;
+    counted.entry = Some(Arc::clone(entry));
     let definition = entry.definition();
     if let Err(refusal) = requirements::check(
         &request.tool_id,
@@ -122,10 +167,12 @@ pub async fn call(
         call_id: call_id.clone(),
         trace_id: request.trace_id,
     };
+    let upstream = metrics.map(|m| m.upstream(source_name));
     let result = entry
         .policy
         .forward(default_timeout, entry.adapter.call(tool_call))
         .await;
+    drop(upstream);
     let (outcome, failure) = match result {
         Ok(value) => (CallOutcome::Value(Some(value)), None),
         Err(err) => match rescue::rescue(&err, definition, source_name) {

@@ -63,6 +63,8 @@ pub struct FileConfig {
     pub connections: ConnectionLimits,
     /// The MCP edge (`POST /mcp`, `otc-bridge mcp`).
     pub mcp: McpConfig,
+    /// `GET /metrics`.
+    pub metrics: MetricsConfig,
     /// A lockfile (`otc-bridge lock`): serve each tool id as it was locked.
     pub lock: Option<PathBuf>,
     /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
@@ -78,6 +80,28 @@ pub struct FileConfig {
 pub struct McpConfig {
     /// What MCP hosts are shown: `meta` (three meta-tools, the default) or `all`.
     pub expose: Option<Expose>,
+}
+
+/// `metrics:` — `GET /metrics` in the Prometheus text format, on by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve `/metrics` at all.
+    pub enabled: bool,
+    /// Serve it without server authentication (for a scraper on a private network).
+    pub public: bool,
+    /// Label calls with their tool id (turn off for catalogs of thousands of tools).
+    pub tool_label: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            public: false,
+            tool_label: true,
+        }
+    }
 }
 
 /// The dialect names accepted in flags and files.
@@ -187,6 +211,7 @@ impl Config {
             mut limits,
             connections,
             mcp,
+            metrics,
             lock,
             on_change,
             sources: entries,
@@ -223,6 +248,10 @@ impl Config {
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
         settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
+        settings.metrics = metrics
+            .enabled
+            .then(|| std::sync::Arc::new(crate::metrics::Metrics::new(metrics.tool_label)));
+        settings.metrics_public = metrics.public;
         let public_url = overrides.public_url.or(public_url);
         if let Some(url) = &public_url {
             let parsed = url::Url::parse(url).ok();

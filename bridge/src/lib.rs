@@ -17,6 +17,7 @@ pub mod call;
 pub mod config;
 pub mod lock;
 pub mod mcp;
+pub mod metrics;
 pub mod policy;
 pub mod registry;
 pub mod requirements;

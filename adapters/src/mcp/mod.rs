@@ -80,6 +80,8 @@ pub(crate) struct Shared {
     callers: Option<callers::Callers>,
     /// The re-list scheduled for when the last list's `ttlMs` runs out.
     relist: Mutex<Option<JoinHandle<()>>>,
+    /// Sessions lost and restarted, for `/metrics`.
+    restarts: std::sync::atomic::AtomicU64,
 }
 
 /// The session calls go through while the source is ready.
@@ -133,6 +135,7 @@ impl McpAdapter {
             auth,
             callers,
             relist: Mutex::new(None),
+            restarts: std::sync::atomic::AtomicU64::new(0),
         });
         let session = client::connect(
             name,
@@ -351,6 +354,12 @@ impl Adapter for McpAdapter {
 
     fn catalog_changes(&self) -> Option<watch::Receiver<u64>> {
         Some(self.shared.catalog.subscribe())
+    }
+
+    fn restarts(&self) -> u64 {
+        self.shared
+            .restarts
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     async fn challenge(

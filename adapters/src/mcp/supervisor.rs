@@ -54,6 +54,9 @@ pub(super) async fn run(shared: Arc<Shared>, first: Session) {
             Outcome::Lost(reason) => reason,
         };
         tracing::warn!(upstream = %shared.name, %reason, "MCP server lost; restarting it.");
+        shared
+            .restarts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         shared.set_state(SourceState::Restarting {
             reason: reason.clone(),
         });

@@ -54,7 +54,8 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         rest.document_url()
     );
     let dialect: Dialect = args.dialect.map_or(DialectName::Otc, Into::into).into();
-    let settings = LimitsConfig::default().server_settings(dialect)?;
+    let mut settings = LimitsConfig::default().server_settings(dialect)?;
+    settings.metrics = Some(std::sync::Arc::new(otc_bridge::metrics::Metrics::new(true)));
     let options = AppOptions {
         build: otc_adapters::BuildContext::default(),
         connections: otc_bridge::serve::ConnectionLimits::default(),

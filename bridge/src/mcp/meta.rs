@@ -300,6 +300,7 @@ pub async fn call_path(
     let outcome = call::call(
         catalog,
         settings.call_timeout,
+        settings.metrics.as_deref(),
         Call {
             request,
             ..Default::default()

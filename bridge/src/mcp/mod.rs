@@ -54,6 +54,8 @@ pub struct McpSettings {
     pub expose: Expose,
     /// The per-call timeout when a source sets none.
     pub call_timeout: Duration,
+    /// Where calls, lists and searches are counted; `None` when metrics are off.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl From<&crate::server::ServerSettings> for McpSettings {
@@ -61,6 +63,7 @@ impl From<&crate::server::ServerSettings> for McpSettings {
         Self {
             expose: settings.mcp_expose,
             call_timeout: settings.call_timeout,
+            metrics: settings.metrics.clone(),
         }
     }
 }
@@ -107,6 +110,9 @@ impl ServerHandler for CatalogServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if let Some(metrics) = &self.settings.metrics {
+            metrics.list("mcp");
+        }
         let mut tools = Vec::new();
         let start = match request.and_then(|r| r.cursor) {
             Some(cursor) => cursor
@@ -150,7 +156,12 @@ impl ServerHandler for CatalogServer {
         let arguments = request.arguments.unwrap_or_default();
         let catalog = self.catalog.current();
         let result = match request.name.as_ref() {
-            meta::SEARCH => meta::search(&catalog, arguments),
+            meta::SEARCH => {
+                if let Some(metrics) = &self.settings.metrics {
+                    metrics.search();
+                }
+                meta::search(&catalog, arguments)
+            }
             meta::READ => meta::read(&catalog, arguments),
             meta::CALL => meta::call(&catalog, &self.settings, headers, arguments).await,
             name => match (self.settings.expose, catalog.by_otc_name(name)) {

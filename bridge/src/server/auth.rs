@@ -132,6 +132,12 @@ pub async fn require(State(state): State<AppState>, request: Request, next: Next
     if let Some(auth) = state.auth()
         && let Err(reason) = auth.check(request.headers())
     {
+        // A refused call is still a call, for the dashboards.
+        if let Some(metrics) = &state.settings().metrics
+            && matches!(request.uri().path(), "/tools/call" | "/call")
+        {
+            metrics.unauthorized();
+        }
         let default = state.settings().default_dialect;
         let reply = extract::list_reply(request.headers(), None, default)
             .unwrap_or_else(|rejection| rejection.reply);

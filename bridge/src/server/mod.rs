@@ -7,7 +7,8 @@
 //! 1. [`log`]: one span and one log line per request, whatever the outcome;
 //! 2. [`guard`]: cross-site `Origin`s and (on loopback) foreign `Host`s are refused, so a web page
 //!    cannot drive the bridge (CSRF, DNS rebinding); allowed origins get CORS headers;
-//! 3. [`auth`]: server authentication on every route but `/health` and `/oauth/callback`;
+//! 3. [`auth`]: server authentication on every route but `/health`, `/oauth/callback` and (when
+//!    configured so) `/metrics`;
 //! 4. [`extract`]: the body is read once under the limit, the dialect detected once, the
 //!    envelope parsed; a failure is a typed [`Rejection`] rendered in the caller's dialect;
 //! 5. the handlers in `routes`, where `call_tool` hands the parsed call to [`crate::call`].
@@ -61,6 +62,10 @@ pub struct ServerSettings {
     /// The per-caller authorization challenges the bridge issued, which `/oauth/callback`
     /// completes and `/oauth/check/{id}` reports.
     pub challenges: Option<Arc<otc_adapters::mcp::oauth::challenges::Challenges>>,
+    /// What `GET /metrics` reports; `None` when metrics are off.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Whether `GET /metrics` is served without server authentication.
+    pub metrics_public: bool,
 }
 
 impl Default for ServerSettings {
@@ -74,6 +79,8 @@ impl Default for ServerSettings {
             allowed_hosts: Vec::new(),
             mcp_expose: crate::mcp::Expose::Meta,
             challenges: None,
+            metrics: None,
+            metrics_public: false,
         }
     }
 }
@@ -136,18 +143,29 @@ pub fn app(state: AppState) -> Router {
         ),
         settings.max_body_bytes,
     );
-    let guarded = Router::new()
+    let mut guarded = Router::new()
         .route("/tools", get(routes::list_tools))
         .route("/tools/call", post(routes::call_tool))
         .route("/call", post(routes::call_tool))
         .route_service("/mcp", mcp)
-        .route("/oauth/check/{id}", get(routes::check_authorization))
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require,
-        ));
+        .route("/oauth/check/{id}", get(routes::check_authorization));
+    let mut open = Router::new();
+    if settings.metrics.is_some() {
+        // Behind server authentication unless the operator made it public (a scraper
+        // without credentials on a private network).
+        if settings.metrics_public {
+            open = open.route("/metrics", get(routes::metrics));
+        } else {
+            guarded = guarded.route("/metrics", get(routes::metrics));
+        }
+    }
+    let guarded = guarded.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        auth::require,
+    ));
     Router::new()
         .route("/health", get(routes::health))
+        .merge(open)
         // A person's browser lands here from the authorization server, without the bridge's
         // credentials; the `state` it carries is what authorizes it.
         .route("/oauth/callback", get(routes::authorization_callback))

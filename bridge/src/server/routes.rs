@@ -90,6 +90,9 @@ pub(super) async fn list_tools(
     headers: HeaderMap,
     ListEnvelope { reply }: ListEnvelope,
 ) -> Response {
+    if let Some(metrics) = &state.settings().metrics {
+        metrics.list("otc");
+    }
     let catalog = state.catalog().current();
     let dialect = reply.dialect;
     let mut response = if accepts_gzip(&headers) {
@@ -193,7 +196,15 @@ pub(super) async fn call_tool(
     CallEnvelope { reply, call }: CallEnvelope,
 ) -> Response {
     let catalog = state.catalog().current();
-    match crate::call::call(&catalog, state.settings().call_timeout, call).await {
+    let settings = state.settings();
+    match crate::call::call(
+        &catalog,
+        settings.call_timeout,
+        settings.metrics.as_deref(),
+        call,
+    )
+    .await
+    {
         Ok(answer) => reply.answer(answer),
         Err(refusal) => reply.error(refusal),
     }
@@ -240,6 +251,22 @@ pub(super) async fn check_authorization(
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// `GET /metrics`: the Prometheus text format (see [`crate::metrics`]).
+pub(super) async fn metrics(State(state): State<AppState>) -> Response {
+    let Some(metrics) = &state.settings().metrics else {
+        return not_found().await.into_response();
+    };
+    let body = metrics.render(&state.catalog().current());
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 #[cfg(test)]

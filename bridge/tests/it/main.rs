@@ -6,6 +6,7 @@ mod binary;
 mod config;
 mod demo;
 mod interop;
+mod metrics;
 mod per_caller;
 mod readme;
 mod web;
