@@ -34,6 +34,7 @@ scripts/install-mcp-servers.sh
 scripts/install-python-client.sh
 scripts/install-mcp-conformance.sh
 scripts/install-oauth-server.sh
+scripts/install-redis.sh
 
 # The example servers are spawned by the tests as real child processes. The tests rebuild them
 # themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; building

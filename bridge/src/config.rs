@@ -65,6 +65,11 @@ pub struct FileConfig {
     pub mcp: McpConfig,
     /// `GET /metrics`.
     pub metrics: MetricsConfig,
+    /// Where the state shared across calls lives (the `call_id` idempotency store): `memory`
+    /// (default) or `redis://host:port/db` for replicas behind a load balancer.
+    pub state: Option<String>,
+    /// How repeated `call_id`s are answered.
+    pub idempotency: crate::idempotency::IdempotencyConfig,
     /// A lockfile (`otc-bridge lock`): serve each tool id as it was locked.
     pub lock: Option<PathBuf>,
     /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
@@ -189,6 +194,10 @@ pub struct Config {
     pub on_change: OnChange,
     /// `public_url`, checked: where the bridge is reached from outside, when not at `listen`.
     pub public_url: Option<String>,
+    /// `state`: the idempotency store (`None`: memory).
+    pub state: Option<String>,
+    /// `idempotency`.
+    pub idempotency: crate::idempotency::IdempotencyConfig,
     /// The names of every environment variable the configuration reads a secret from
     /// (`auth.jwt.secret_env`, `auth.api_keys.env`, OpenAPI credentials, MCP header values
     /// `{env: VAR}`), so they can be kept away from child processes and out of answers.
@@ -212,6 +221,8 @@ impl Config {
             connections,
             mcp,
             metrics,
+            state,
+            idempotency,
             lock,
             on_change,
             sources: entries,
@@ -292,6 +303,8 @@ impl Config {
             lock,
             on_change,
             public_url,
+            state,
+            idempotency,
             secret_env,
         })
     }

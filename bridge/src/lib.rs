@@ -15,6 +15,7 @@
 
 pub mod call;
 pub mod config;
+pub mod idempotency;
 pub mod lock;
 pub mod mcp;
 pub mod metrics;

@@ -108,6 +108,20 @@ pub enum ApiError {
         /// Why a token that was given is not enough (the upstream refused it).
         refused: Option<String>,
     },
+    /// The call's `call_id` (its idempotency key) was used by the same caller for another tool
+    /// or input within the window; nothing was sent.
+    #[error("call_id {call_id:?} was already used for another tool or input")]
+    CallIdReused {
+        /// The call id, as given.
+        call_id: String,
+    },
+    /// The shared idempotency store (Redis) cannot be reached, and the bridge is configured to
+    /// refuse rather than risk running a call twice. Worth retrying shortly.
+    #[error("the idempotency store is unavailable: {reason}")]
+    StateUnavailable {
+        /// Why, for the log only.
+        reason: String,
+    },
     /// The tool's source is known to be down (restarting, failed); nothing was sent. Worth
     /// retrying shortly.
     #[error("source '{source_name}' is unavailable: {reason}")]
@@ -176,6 +190,7 @@ impl ApiError {
             | Self::Forbidden(_)
             | Self::BodyUnreadable(_)
             | Self::Unavailable { .. }
+            | Self::StateUnavailable { .. }
             | Self::Misconfigured { .. } => Some(self.to_string()),
             _ => None,
         }
@@ -268,6 +283,17 @@ impl ApiError {
                 };
                 ErrorBody::Server(status, body)
             }
+            Self::CallIdReused { call_id } => server(
+                format!(
+                    "call_id '{}' was already used for a call with another tool or input; a new call needs a new call_id.",
+                    echo(&call_id)
+                ),
+                Some("call_id is the call's idempotency key: a repeat with the same tool and input returns the first call's response".to_owned()),
+            ),
+            Self::StateUnavailable { .. } => server(
+                "The call cannot be checked for duplicates right now; try again shortly.".to_owned(),
+                Some("the idempotency store is unreachable and `idempotency.on_store_error` is `refuse`; the server log says why".to_owned()),
+            ),
             Self::Unavailable { source_name, .. } => server(
                 "The tool is temporarily unavailable; try again shortly.".to_owned(),
                 Some(format!("source '{source_name}' is not ready (restarting or down); the server log says why")),
@@ -571,7 +597,7 @@ impl ApiError {
                 );
                 text
             }
-            Self::Unavailable { .. } => {
+            Self::Unavailable { .. } | Self::StateUnavailable { .. } => {
                 error.can_retry = true;
                 "Error: The tool is temporarily unavailable; try again shortly.".to_owned()
             }

@@ -56,6 +56,10 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let dialect: Dialect = args.dialect.map_or(DialectName::Otc, Into::into).into();
     let mut settings = LimitsConfig::default().server_settings(dialect)?;
     settings.metrics = Some(std::sync::Arc::new(otc_bridge::metrics::Metrics::new(true)));
+    let idempotency = otc_bridge::idempotency::Idempotency::new(None, &Default::default())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    settings.idempotency = Some(std::sync::Arc::new(idempotency));
     let options = AppOptions {
         build: otc_adapters::BuildContext::default(),
         connections: otc_bridge::serve::ConnectionLimits::default(),

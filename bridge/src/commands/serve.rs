@@ -38,13 +38,20 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
         );
     }
     let dialect = config.dialect;
+    let mut settings = config.settings.clone();
+    // Before any source starts: an unreachable Redis is a start-up error, not a late surprise.
+    let idempotency =
+        otc_bridge::idempotency::Idempotency::new(config.state.as_deref(), &config.idempotency)
+            .await
+            .map_err(anyhow::Error::msg)?;
+    settings.idempotency = Some(Arc::new(idempotency));
     run_server(
         listener,
         &config.sources,
         AppOptions {
             build: config.build_context(),
             connections: config.connections.clone(),
-            settings: config.settings,
+            settings,
             auth,
             allow_partial: config.allow_partial,
             public_url: config.public_url.clone(),

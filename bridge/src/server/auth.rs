@@ -72,8 +72,8 @@ impl Authenticator {
         }
     }
 
-    /// Checks the request's credentials.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), String> {
+    /// Checks the request's credentials; `Ok` names the caller they authenticate.
+    pub fn check(&self, headers: &HeaderMap) -> Result<Caller, String> {
         if !self.api_keys.is_empty() {
             for name in API_KEY_HEADERS {
                 if let Some(given) = headers.get(name) {
@@ -83,7 +83,7 @@ impl Authenticator {
                         ok | bool::from(key.as_slice().ct_eq(given))
                     });
                     return if ok {
-                        Ok(())
+                        Ok(Caller::of("key", given))
                     } else {
                         Err(format!("the API key in '{name}' is not valid"))
                     };
@@ -100,7 +100,16 @@ impl Authenticator {
             (Some((key, validation)), Some(token)) => {
                 refuse_critical(token)?;
                 jsonwebtoken::decode::<serde_json::Value>(token, key, validation)
-                    .map(|_| ())
+                    .map(|data| {
+                        // One caller per subject (of one issuer), whichever token it holds.
+                        match data.claims.get("sub").and_then(|s| s.as_str()) {
+                            Some(sub) => {
+                                let iss = data.claims.get("iss").and_then(|s| s.as_str());
+                                Caller::of("jwt", format!("{}\0{sub}", iss.unwrap_or_default()).as_bytes())
+                            }
+                            None => Caller::of("jwt", token.as_bytes()),
+                        }
+                    })
                     .map_err(|err| format!("the bearer token is not valid: {err}"))
             }
             (Some(_), None) if self.api_keys.is_empty() => Err("missing 'Authorization: Bearer <JWT>' header".to_owned()),
@@ -108,6 +117,21 @@ impl Authenticator {
                 Err("missing credentials: send 'Authorization: Bearer <JWT>' or an API key header (X-API-Key, OTC-API-Key or OXP-API-Key)".to_owned())
             }
         }
+    }
+}
+
+/// Who a request comes from, as server authentication established it: a digest of the API key,
+/// or of the JWT's issuer and subject. Without authentication every request is the same
+/// (anonymous) caller. What `call_id` repeats are matched within (see [`crate::idempotency`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caller(pub String);
+
+impl Caller {
+    fn of(kind: &str, secret: &[u8]) -> Self {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(secret);
+        let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        Self(format!("{kind}:{hex}"))
     }
 }
 
@@ -128,10 +152,9 @@ fn refuse_critical(token: &str) -> Result<(), String> {
 }
 
 /// Middleware: rejects unauthenticated requests with 401 and a `ServerErrorResponse`.
-pub async fn require(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(auth) = state.auth()
-        && let Err(reason) = auth.check(request.headers())
-    {
+pub async fn require(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let checked = state.auth().map(|auth| auth.check(request.headers()));
+    if let Some(Err(reason)) = checked {
         // A refused call is still a call, for the dashboards.
         if let Some(metrics) = &state.settings().metrics
             && matches!(request.uri().path(), "/tools/call" | "/call")
@@ -142,6 +165,9 @@ pub async fn require(State(state): State<AppState>, request: Request, next: Next
         let reply = extract::list_reply(request.headers(), None, default)
             .unwrap_or_else(|rejection| rejection.reply);
         return reply.error(ApiError::Unauthorized(reason));
+    }
+    if let Some(Ok(caller)) = checked {
+        request.extensions_mut().insert(caller);
     }
     next.run(request).await
 }

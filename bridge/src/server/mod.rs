@@ -66,6 +66,8 @@ pub struct ServerSettings {
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
     /// Whether `GET /metrics` is served without server authentication.
     pub metrics_public: bool,
+    /// Where repeated `call_id`s are answered from; `None`: every call runs.
+    pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
 }
 
 impl Default for ServerSettings {
@@ -81,6 +83,7 @@ impl Default for ServerSettings {
             challenges: None,
             metrics: None,
             metrics_public: false,
+            idempotency: None,
         }
     }
 }

@@ -193,18 +193,28 @@ pub(super) async fn not_found() -> Response {
 /// `POST /tools/call` (and `/call`).
 pub(super) async fn call_tool(
     State(state): State<AppState>,
+    caller: Option<axum::Extension<super::auth::Caller>>,
     CallEnvelope { reply, call }: CallEnvelope,
 ) -> Response {
     let catalog = state.catalog().current();
     let settings = state.settings();
-    match crate::call::call(
-        &catalog,
-        settings.call_timeout,
-        settings.metrics.as_deref(),
-        call,
-    )
-    .await
-    {
+    let run = |call| {
+        crate::call::call(
+            &catalog,
+            settings.call_timeout,
+            settings.metrics.as_deref(),
+            call,
+        )
+    };
+    let answer = match &settings.idempotency {
+        // Repeats are matched per caller: one caller's call_id never answers another's.
+        Some(store) => {
+            let caller = caller.map(|c| c.0.0).unwrap_or_default();
+            store.call(&caller, call, run).await
+        }
+        None => run(call).await,
+    };
+    match answer {
         Ok(answer) => reply.answer(answer),
         Err(refusal) => reply.error(refusal),
     }

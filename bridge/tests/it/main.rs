@@ -5,6 +5,7 @@
 mod binary;
 mod config;
 mod demo;
+mod idempotency;
 mod interop;
 mod metrics;
 mod per_caller;

@@ -28,7 +28,13 @@ async fn get(url: &str) -> Value {
 }
 
 async fn call(bridge: &str, tool: &str, input: Value) -> (u16, Value) {
-    let body = json!({"$schema": "otc://1.0", "request": {"call_id": "c1", "tool_id": tool, "input": input}});
+    // Each call its own id: a call_id is an idempotency key, and a reused one is refused.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let call_id = format!(
+        "c{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let body = json!({"$schema": "otc://1.0", "request": {"call_id": call_id, "tool_id": tool, "input": input}});
     let response = reqwest::Client::new()
         .post(format!("{bridge}/tools/call"))
         .json(&body)

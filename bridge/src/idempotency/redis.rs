@@ -1,0 +1,206 @@
+//! The idempotency store shared by replicas: Redis (`state: redis://…`).
+//!
+//! One key per (caller, `call_id`) under `otc-bridge:call:`, holding either `P` + fingerprint
+//! (the first call is running somewhere; `SET NX` makes exactly one replica the runner) or `D` +
+//! fingerprint + the response's JSON (kept for the window). A repeat that finds `P` polls until
+//! `D` appears or the marker expires (its runner died): the marker lives [`PENDING_TTL`] at most.
+//! Every Redis request has a deadline ([`TIMEOUT`]); what happens when Redis cannot be reached is
+//! the bridge's `idempotency.on_store_error`.
+
+use std::time::{Duration, Instant};
+
+use otc_mappings::otc::CallToolResponse;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::{Claim, Fingerprint, Key};
+
+/// The longest a running call holds its key before repeats may run it themselves.
+const PENDING_TTL: Duration = Duration::from_secs(120);
+
+/// How often a repeat looks whether the first call has finished.
+const POLL: Duration = Duration::from_millis(10);
+
+/// The deadline of one Redis request, and of connecting.
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+const PREFIX: &[u8] = b"otc-bridge:call:";
+
+pub(super) struct RedisStore {
+    connection: ConnectionManager,
+    window: Duration,
+    max_bytes: usize,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Connects to `url`; Redis must be reachable at start-up (later outages follow
+    /// `on_store_error`).
+    pub(super) async fn connect(
+        url: &str,
+        window: Duration,
+        max_bytes: usize,
+    ) -> Result<Self, String> {
+        // The URL may carry a password: errors name the host only.
+        let shown = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_else(|| "the configured host".to_owned());
+        let client = redis::Client::open(url)
+            .map_err(|e| format!("state: not a Redis URL ({})", e.category()))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(TIMEOUT))
+            .set_response_timeout(Some(TIMEOUT))
+            .set_number_of_retries(2);
+        let connection = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(|e| format!("cannot reach Redis at {shown}: {e}"))?;
+        Ok(Self {
+            connection,
+            window,
+            max_bytes,
+        })
+    }
+
+    pub(super) async fn claim(&self, key: Key, fingerprint: Fingerprint) -> Result<Claim, String> {
+        let key = redis_key(&key);
+        let mut pending = b"P".to_vec();
+        pending.extend_from_slice(&fingerprint);
+        let deadline = Instant::now() + PENDING_TTL + TIMEOUT;
+        let mut connection = self.connection.clone();
+        loop {
+            let claimed: Option<String> = redis::cmd("SET")
+                .arg(&key)
+                .arg(&pending)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(PENDING_TTL.min(self.window)))
+                .query_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            if claimed.is_some() {
+                return Ok(Claim::Run(super::Ticket::Redis(Ticket {
+                    connection: self.connection.clone(),
+                    key,
+                    fingerprint,
+                    window: self.window,
+                    max_bytes: self.max_bytes,
+                    finished: false,
+                })));
+            }
+            let found: Option<Vec<u8>> = redis::cmd("GET")
+                .arg(&key)
+                .query_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            match found.as_deref() {
+                // Expired or released in between: claim again.
+                None => continue,
+                Some([b'P', stored @ ..]) => {
+                    if stored != fingerprint {
+                        return Ok(Claim::Mismatch);
+                    }
+                }
+                Some([b'D', stored @ ..]) => {
+                    return match super::decode(stored) {
+                        Some((f, _)) if f != fingerprint => Ok(Claim::Mismatch),
+                        Some((_, response)) => Ok(Claim::Replay(response)),
+                        None => Err("a stored answer cannot be read".to_owned()),
+                    };
+                }
+                Some(_) => return Err("a stored answer cannot be read".to_owned()),
+            }
+            if Instant::now() > deadline {
+                return Err("the first call with this call_id is still running".to_owned());
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+fn redis_key(key: &Key) -> Vec<u8> {
+    let mut name = PREFIX.to_vec();
+    for byte in key {
+        name.extend_from_slice(format!("{byte:02x}").as_bytes());
+    }
+    name
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+#[allow(clippy::needless_pass_by_value)] // the shape `map_err` hands it
+fn failed(error: redis::RedisError) -> String {
+    format!("Redis: {error}")
+}
+
+/// The runner's claim on a key.
+pub(super) struct Ticket {
+    connection: ConnectionManager,
+    key: Vec<u8>,
+    fingerprint: Fingerprint,
+    window: Duration,
+    max_bytes: usize,
+    finished: bool,
+}
+
+impl Ticket {
+    /// Keeps `response` for the window (`None`: refused; the key is released for a repeat).
+    pub(super) async fn finish(
+        mut self,
+        response: Option<&CallToolResponse>,
+    ) -> Result<(), String> {
+        self.finished = true;
+        let mut connection = self.connection.clone();
+        let stored = response.and_then(|r| super::encode(&self.fingerprint, r));
+        match stored {
+            Some(bytes) if bytes.len() <= self.max_bytes => {
+                let mut value = b"D".to_vec();
+                value.extend_from_slice(&bytes);
+                redis::cmd("SET")
+                    .arg(&self.key)
+                    .arg(value)
+                    .arg("PX")
+                    .arg(millis(self.window))
+                    .query_async::<()>(&mut connection)
+                    .await
+                    .map_err(failed)
+            }
+            _ => release(&mut connection, &self.key).await,
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        // Abandoned (the client went away): release the key so a repeat may run.
+        if !self.finished {
+            let mut connection = self.connection.clone();
+            let key = std::mem::take(&mut self.key);
+            tokio::spawn(async move {
+                let _ = release(&mut connection, &key).await;
+            });
+        }
+    }
+}
+
+/// Deletes a pending marker (never a stored answer: another replica's finished call stays).
+async fn release(connection: &mut ConnectionManager, key: &[u8]) -> Result<(), String> {
+    // Compare-and-delete in one step, so a stored answer written meanwhile is not deleted.
+    redis::Script::new(
+        "if string.sub(redis.call('GET', KEYS[1]) or '', 1, 1) == 'P' then return redis.call('DEL', KEYS[1]) else return 0 end",
+    )
+    .key(key)
+    .invoke_async::<i64>(connection)
+    .await
+    .map(|_| ())
+    .map_err(failed)
+}

@@ -1,0 +1,243 @@
+//! `call_id` as the idempotency key (issue 13): a repeat is answered from the store without
+//! reaching the upstream (the example server counts the calls it handles: `stats`), a repeat in
+//! flight waits for the first, a reused id with another input is a 400; and two replicas sharing
+//! a real Redis (Debian `redis-server`, scripts/install-redis.sh) answer each other's repeats.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::binary::{Running, example_server, repo_root};
+
+struct Client {
+    http: reqwest::Client,
+    url: String,
+    key: &'static str,
+}
+
+impl Client {
+    async fn call(&self, tool: &str, input: Value, call_id: Option<&str>) -> (u16, Value) {
+        let mut body = json!({"tool_id": tool, "input": input});
+        if let Some(id) = call_id {
+            body["call_id"] = json!(id);
+        }
+        let response = self
+            .http
+            .post(format!("{}/tools/call", self.url))
+            .header("x-api-key", self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.json().await.unwrap())
+    }
+
+    /// Calls the upstream has handled so far (this `stats` call included).
+    async fn upstream_calls(&self) -> u64 {
+        let (status, body) = self.call("ExampleMcpServer.Stats", json!({}), None).await;
+        assert_eq!(status, 200, "{body}");
+        body["value"]["calls"].as_u64().unwrap()
+    }
+}
+
+const ECHO: &str = "ExampleMcpServer.Echo";
+const SLOW: &str = "ExampleMcpServer.Slow";
+
+#[tokio::test]
+async fn a_repeated_call_id_is_answered_without_calling_upstream_again() {
+    let mut bridge = Running::spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--mcp",
+            example_server(),
+            "--api-keys-env",
+            "IDEMPOTENCY_KEYS",
+        ],
+        &[("IDEMPOTENCY_KEYS", "k1,k2")],
+    );
+    let url = bridge.url().await;
+    let alice = Client {
+        http: reqwest::Client::new(),
+        url: url.clone(),
+        key: "k1",
+    };
+
+    let (status, first) = alice.call(ECHO, json!({"message": "hi"}), Some("a")).await;
+    assert_eq!(status, 200, "{first}");
+    let before = alice.upstream_calls().await;
+    // Same id, same tool and input (keys in any order): the stored response, not a new call.
+    let (status, again) = alice.call(ECHO, json!({"message": "hi"}), Some("a")).await;
+    assert_eq!((status, &again), (200, &first));
+    assert_eq!(
+        alice.upstream_calls().await,
+        before + 1,
+        "the repeat reached the upstream"
+    );
+
+    // Same id, other input: refused, and nothing is sent.
+    let (status, refused) = alice
+        .call(ECHO, json!({"message": "other"}), Some("a"))
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("already used"),
+        "{refused}"
+    );
+
+    // Another caller's call_id is its own.
+    let bob = Client {
+        http: reqwest::Client::new(),
+        url: url.clone(),
+        key: "k2",
+    };
+    let before = alice.upstream_calls().await;
+    let (status, _) = bob.call(ECHO, json!({"message": "hi"}), Some("a")).await;
+    assert_eq!(status, 200);
+    assert_eq!(alice.upstream_calls().await, before + 2);
+
+    // A repeat arriving while the first is in flight waits for it: one upstream call.
+    let before = alice.upstream_calls().await;
+    let slow = json!({"ms": 400});
+    let (one, two) = tokio::join!(
+        alice.call(SLOW, slow.clone(), Some("b")),
+        alice.call(SLOW, slow.clone(), Some("b"))
+    );
+    assert_eq!(one.0, 200, "{}", one.1);
+    assert_eq!(one, two);
+    assert_eq!(alice.upstream_calls().await, before + 2);
+
+    // A refused call is not kept: once fixed, the same id runs.
+    let (status, _) = alice.call(ECHO, json!({"message": 7}), Some("c")).await;
+    assert_eq!(status, 422);
+    let (status, body) = alice.call(ECHO, json!({"message": 7}), Some("c")).await;
+    assert_eq!(status, 422, "{body}");
+    bridge.interrupt().await;
+}
+
+/// A process of the test, stopped when dropped.
+struct Process(Child);
+
+async fn ready_line(child: &mut Child, what: &str) -> String {
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("http://") || line.contains("Ready to accept connections") {
+                return line;
+            }
+        }
+        panic!("{what} stopped before it was ready");
+    };
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .unwrap_or_else(|_| panic!("{what} was not ready within 30 s"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn two_replicas_sharing_redis_answer_each_others_repeats() {
+    let Some(corpus) = otc_fixtures::corpus_dir() else {
+        return;
+    };
+    let redis_server = corpus.join("redis/bin/redis-server");
+    assert!(redis_server.is_file(), "run scripts/install-redis.sh");
+    let port = free_port();
+    let mut redis = Command::new(&redis_server)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--loglevel", "notice"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    ready_line(&mut redis, "redis-server").await;
+    let mut redis = Process(redis);
+
+    // One upstream behind both replicas, over streamable HTTP: its `stats` counts for both.
+    let mut upstream = Command::new(repo_root().join(example_server()))
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mcp_url = ready_line(&mut upstream, "the example server").await;
+    let mcp_url = mcp_url[mcp_url.find("http://").unwrap()..]
+        .trim()
+        .to_owned();
+    let _upstream = Process(upstream);
+
+    let dir = std::env::temp_dir().join(format!("otc-bridge-replicas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "state: redis://127.0.0.1:{port}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
+        ),
+    )
+    .unwrap();
+    let start = || {
+        Running::spawn(
+            &[
+                "--config",
+                config.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            &[("REPLICA_KEYS", "k1")],
+        )
+    };
+    let (mut first, mut second) = (start(), start());
+    let replica = |url: String| Client {
+        http: reqwest::Client::new(),
+        url,
+        key: "k1",
+    };
+    let a = replica(first.url().await);
+    let b = replica(second.url().await);
+
+    let (status, answer) = a.call(ECHO, json!({"message": "once"}), Some("r1")).await;
+    assert_eq!(status, 200, "{answer}");
+    let before = a.upstream_calls().await;
+    let (status, repeat) = b.call(ECHO, json!({"message": "once"}), Some("r1")).await;
+    assert_eq!(
+        (status, &repeat),
+        (200, &answer),
+        "the other replica ran it again"
+    );
+    assert_eq!(b.upstream_calls().await, before + 1);
+    let (status, _) = b.call(ECHO, json!({"message": "twice"}), Some("r1")).await;
+    assert_eq!(status, 400);
+
+    // Duplicates in flight on both replicas at once: one upstream call.
+    let before = a.upstream_calls().await;
+    let slow = json!({"ms": 400});
+    let (one, two) = tokio::join!(
+        a.call(SLOW, slow.clone(), Some("r2")),
+        b.call(SLOW, slow.clone(), Some("r2"))
+    );
+    assert_eq!(one.0, 200, "{}", one.1);
+    assert_eq!(one, two);
+    assert_eq!(a.upstream_calls().await, before + 2);
+
+    // Redis gone: calls go on without the duplicate check (the default, `on_store_error: open`).
+    redis.0.kill().await.unwrap();
+    let (status, body) = a.call(ECHO, json!({"message": "x"}), Some("r3")).await;
+    assert_eq!(status, 200, "{body}");
+
+    first.interrupt().await;
+    second.interrupt().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
