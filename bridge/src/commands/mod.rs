@@ -47,6 +47,13 @@ pub(crate) fn init_logging(filter: &str) {
         .try_init();
 }
 
+/// Logs what reading the config file ignored, once, after logging is set up.
+pub(crate) fn warn_config(config: &Config) {
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+}
+
 /// Reads the file named by `--config` (none: an empty file) and merges the flags into it.
 pub(crate) fn resolve(
     path: Option<&std::path::Path>,
