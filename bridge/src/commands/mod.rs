@@ -1,10 +1,11 @@
 //! The binary's commands, one file each: `serve` (the default), `tools` and `check`
-//! (`inspect`), `export`, `lock`, `diff`, `login`, `mcp` (stdio), and `demo`. Each resolves its configuration with
+//! (`inspect`), `export`, `import`, `lock`, `diff`, `login`, `mcp` (stdio), and `demo`. Each resolves its configuration with
 //! [`otc_bridge::config::Config::resolve`] and prints for a person; the library does the work.
 
 pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod export;
+pub(crate) mod import;
 pub(crate) mod inspect;
 pub(crate) mod lock;
 pub(crate) mod login;

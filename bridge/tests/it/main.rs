@@ -5,6 +5,7 @@
 mod binary;
 mod config;
 mod demo;
+mod host_config;
 mod interop;
 mod per_caller;
 mod readme;
