@@ -37,6 +37,10 @@ pub(crate) enum Command {
     /// Write the translated definitions to files, for moving tools into OTC clients and for
     /// review in version control. Same input, byte-identical output.
     Export(ExportArgs),
+    /// Print the native YAML configuration equivalent to an MCP host's file (the `mcpServers`
+    /// JSON of Claude Desktop, Claude Code, Cursor or Windsurf, or VS Code's `servers`), which
+    /// --config also reads as it is: `otc-bridge import claude_desktop_config.json > otc-bridge.yaml`.
+    Import(ImportArgs),
     /// Write a lockfile pinning every served tool id to its contract (fingerprint and canonical
     /// definition), or check that the sources still match one. Serve with --lock FILE.
     Lock(LockArgs),
@@ -99,7 +103,7 @@ impl From<ExposeArg> for Expose {
 /// Options of `mcp`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct McpArgs {
-    /// YAML configuration file.
+    /// YAML configuration file, or an MCP host's (`mcpServers` or VS Code `servers` JSON).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// What the host sees [default: meta].
@@ -156,6 +160,15 @@ impl LockFlags {
     fn on_change(&self) -> Option<OnChange> {
         self.on_change.map(Into::into)
     }
+}
+
+/// Options of `import`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ImportArgs {
+    /// The host's file, e.g. claude_desktop_config.json, .mcp.json, .cursor/mcp.json,
+    /// .vscode/mcp.json.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
 }
 
 /// Options of `lock`.
@@ -238,7 +251,7 @@ pub(crate) struct ServeArgs {
     /// Dialect of responses when a request carries no signal [default: otc].
     #[arg(long, value_enum)]
     pub(crate) dialect: Option<DialectArg>,
-    /// YAML configuration file.
+    /// YAML configuration file, or an MCP host's (`mcpServers` or VS Code `servers` JSON).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// Log filter (error, warn, info, debug, trace, or a tracing directive) [default: info].
@@ -317,7 +330,8 @@ impl ServeArgs {
 /// Options of `tools` and `check`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct InspectArgs {
-    /// YAML configuration file (its sources are used).
+    /// YAML configuration file, or an MCP host's (`mcpServers` or VS Code `servers` JSON); its
+    /// sources are used.
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// Dialect to print definitions in [default: otc].

@@ -77,6 +77,10 @@ pub struct FileConfig {
     pub on_change: Option<OnChange>,
     /// The sources to serve; see `sources.rs` for the keys of each entry.
     pub sources: Vec<serde_yaml::Value>,
+    /// What reading the file ignored, to be logged once at start-up (an MCP host's file read by
+    /// [`crate::mcp_servers`]: its unknown fields and disabled servers). Never read from YAML.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// `mcp:`.
@@ -202,6 +206,8 @@ pub struct Config {
     /// (`auth.jwt.secret_env`, `auth.api_keys.env`, OpenAPI credentials, MCP header values
     /// `{env: VAR}`), so they can be kept away from child processes and out of answers.
     pub secret_env: BTreeSet<String>,
+    /// What reading the config file ignored ([`FileConfig::warnings`]); the commands log them.
+    pub warnings: Vec<String>,
 }
 
 impl Config {
@@ -226,6 +232,7 @@ impl Config {
             lock,
             on_change,
             sources: entries,
+            warnings,
         } = file;
         if let Some(secret_env) = overrides.jwt_secret_env {
             auth.jwt = Some(JwtConfig {
@@ -306,6 +313,7 @@ impl Config {
             state,
             idempotency,
             secret_env,
+            warnings,
         })
     }
 }
@@ -421,8 +429,14 @@ pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Strin
     serde_yaml::from_str(text).map_err(|e| e.to_string())
 }
 
+/// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].
+pub fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_yaml::to_string(value).map_err(|e| e.to_string())
+}
+
 impl FileConfig {
-    /// Reads and parses a config file.
+    /// Reads and parses a config file: the native YAML, or an MCP host's `mcpServers` /
+    /// `servers` JSON, whose servers become the sources ([`crate::mcp_servers`]).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
@@ -431,10 +445,29 @@ impl FileConfig {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        parse_yaml(&text).map_err(|message| ConfigError::Parse {
+        let parse_error = |message| ConfigError::Parse {
             path: path.to_owned(),
             message,
-        })
+        };
+        if let Some(imported) = crate::mcp_servers::read(&text, path).map_err(parse_error)? {
+            let mut file = Self::from(imported);
+            for warning in &mut file.warnings {
+                *warning = format!("{}: {warning}", path.display());
+            }
+            return Ok(file);
+        }
+        parse_yaml(&text).map_err(parse_error)
+    }
+}
+
+/// A host file's servers as the sources of an otherwise default configuration.
+impl From<crate::mcp_servers::Imported> for FileConfig {
+    fn from(imported: crate::mcp_servers::Imported) -> Self {
+        Self {
+            sources: imported.sources,
+            warnings: imported.warnings,
+            ..Self::default()
+        }
     }
 }
 

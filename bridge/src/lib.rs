@@ -8,7 +8,8 @@
 //! hosts through three meta-tools, ranked by [`search`].
 //!
 //! Start-up: [`config`] merges the file and the flags into one [`config::Config`], whose
-//! [`sources`] carry their compiled [`policy`]; [`run`] starts them and keeps the catalog fresh.
+//! [`sources`] carry their compiled [`policy`] (an MCP host's
+//! own file is read by [`mcp_servers`]); [`run`] starts them and keeps the catalog fresh.
 //! The command line, the commands and the built-in demo are the `otc-bridge` binary's own
 //! modules (`src/main.rs`), not part of this API.
 #![warn(missing_docs)]
@@ -18,6 +19,7 @@ pub mod config;
 pub mod idempotency;
 pub mod lock;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod metrics;
 pub mod policy;
 pub mod registry;

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => commands::inspect::tools(&args, sub).await,
             Some(Command::Check(args)) => commands::inspect::check(&args, sub).await,
             Some(Command::Export(args)) => commands::export::export(&args, sub).await,
+            Some(Command::Import(args)) => commands::import::import(&args),
             Some(Command::Lock(args)) => commands::lock::lock(&args, sub).await,
             Some(Command::Diff(args)) => commands::diff::diff(&args).await,
             Some(Command::Login(args)) => commands::login::login(&args, sub).await,

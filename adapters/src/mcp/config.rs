@@ -18,7 +18,8 @@
 //!
 //! HTTP transports take `url` and `headers`, each header given by value or read from an
 //! environment variable at start-up: `headers: { Authorization: { env: MCP_TOKEN } }` (the value of
-//! the variable is sent as it is, so put `Bearer …` in the variable). Values are never logged.
+//! the variable is sent as it is, so put `Bearer …` in the variable), or written around variables:
+//! `{ template: "Bearer ${MCP_TOKEN}" }`. Values are never logged.
 //!
 //! A stdio child does not inherit the bridge's environment (issue 8, defect 2: the bridge holds
 //! the JWT key, API keys and other sources' credentials). It gets the few variables programs
@@ -179,6 +180,10 @@ pub enum HeaderValueConfig {
     Value(String),
     /// `{ env: "VAR" }`: the value of the environment variable `VAR`.
     Env(String),
+    /// `{ template: "Bearer ${VAR}" }`: the text with each `${VAR}` replaced by the value of the
+    /// environment variable `VAR` (the form MCP hosts' `mcpServers` files write headers in). A
+    /// `$` not followed by `{` is kept as it is.
+    Template(String),
 }
 
 impl HeaderValueConfig {
@@ -186,13 +191,80 @@ impl HeaderValueConfig {
     pub fn resolve(&self, header: &str) -> Result<String, AdapterError> {
         match self {
             Self::Value(value) => Ok(value.clone()),
-            Self::Env(var) => std::env::var(var).map_err(|_| {
-                AdapterError::setup(format!(
-                    "header '{header}' is read from the environment variable {var}, which is not set"
-                ))
-            }),
+            Self::Env(var) => read_var(header, var),
+            Self::Template(template) => {
+                let mut out = String::with_capacity(template.len());
+                for part in template_parts(template) {
+                    match part {
+                        TemplatePart::Text(text) => out.push_str(text),
+                        TemplatePart::Var(var) => out.push_str(&read_var(header, var)?),
+                    }
+                }
+                Ok(out)
+            }
         }
     }
+
+    /// The environment variables the value is read from (none for `value`).
+    pub fn variables(&self) -> Vec<String> {
+        match self {
+            Self::Value(_) => Vec::new(),
+            Self::Env(var) => vec![var.clone()],
+            Self::Template(template) => template_parts(template)
+                .filter_map(|part| match part {
+                    TemplatePart::Var(var) => Some(var.to_owned()),
+                    TemplatePart::Text(_) => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+fn read_var(header: &str, var: &str) -> Result<String, AdapterError> {
+    std::env::var(var).map_err(|_| {
+        AdapterError::setup(format!(
+            "header '{header}' is read from the environment variable {var}, which is not set"
+        ))
+    })
+}
+
+/// A piece of a `template` header value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TemplatePart<'a> {
+    Text(&'a str),
+    Var(&'a str),
+}
+
+/// Splits `template` into text and `${VAR}` references; an unclosed `${` is text.
+fn template_parts(template: &str) -> impl Iterator<Item = TemplatePart<'_>> {
+    let mut rest = template;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let Some(start) = rest.find("${") else {
+            let text = rest;
+            rest = "";
+            return Some(TemplatePart::Text(text));
+        };
+        if start > 0 {
+            let text = &rest[..start];
+            rest = &rest[start..];
+            return Some(TemplatePart::Text(text));
+        }
+        match rest.find('}') {
+            Some(end) => {
+                let var = &rest[2..end];
+                rest = &rest[end + 1..];
+                Some(TemplatePart::Var(var))
+            }
+            None => {
+                let text = rest;
+                rest = "";
+                Some(TemplatePart::Text(text))
+            }
+        }
+    })
 }
 
 /// Restart and reconnect policy: exponential backoff from `initial_backoff_ms`, doubled per
@@ -342,10 +414,7 @@ impl McpConfig {
         headers
             .values()
             .chain(oauth.into_iter().flatten())
-            .filter_map(|value| match value {
-                HeaderValueConfig::Env(var) => Some(var.clone()),
-                HeaderValueConfig::Value(_) => None,
-            })
+            .flat_map(HeaderValueConfig::variables)
             .collect()
     }
 
@@ -457,6 +526,30 @@ restart: { initial_backoff_ms: 10 }
             })
         );
         assert_eq!(config.secret_env(), BTreeSet::from(["TOKEN".to_owned()]));
+    }
+
+    #[test]
+    fn template_headers_read_each_variable_and_keep_it_secret() {
+        let config: McpConfig = serde_yaml::from_str(
+            "transport: { type: sse, url: 'http://x', headers: { Authorization: { template: 'Bearer ${PATH}/${HOME}$x${' } } }",
+        )
+        .unwrap();
+        assert_eq!(
+            config.secret_env(),
+            BTreeSet::from(["HOME".to_owned(), "PATH".to_owned()])
+        );
+        let value = HeaderValueConfig::Template("Bearer ${PATH}$x${".to_owned());
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(
+            value.resolve("Authorization").unwrap(),
+            format!("Bearer {path}$x${{")
+        );
+        let unset = HeaderValueConfig::Template("a ${OTC_TEST_NEVER_SET_VAR} b".to_owned());
+        let err = unset.resolve("X-Key").unwrap_err().to_string();
+        assert!(
+            err.contains("X-Key") && err.contains("OTC_TEST_NEVER_SET_VAR"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use otc_bridge::config::{Config, FileConfig, Overrides, parse_yaml};
 use otc_bridge::lock::Lockfile;
+use otc_bridge::mcp_servers;
 use otc_bridge::sources::{SourceFlag, SourceKind};
 use otc_mappings::change::{self, Class};
 use otc_mappings::otc::{ToolDefinition, ToolVersion};
@@ -96,10 +97,12 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
             ..Overrides::default()
         };
         Config::resolve(FileConfig::default(), overrides)?
-    } else if value.get("sources").is_some() {
+    } else if value.get("sources").is_some() || mcp_servers::detect(&value).is_some() {
         let mut file = FileConfig::load(Path::new(path))?;
         file.lock = None;
-        Config::resolve(file, Overrides::default())?
+        let config = Config::resolve(file, Overrides::default())?;
+        super::warn_config(&config);
+        config
     } else {
         anyhow::bail!(
             "{path} is neither a lockfile, an export, an OpenAPI document nor an otc-bridge configuration"

@@ -32,6 +32,7 @@ pub(crate) struct Listed {
 pub(crate) async fn list_once(args: &InspectArgs, matches: &ArgMatches) -> anyhow::Result<Listed> {
     super::init_logging("warn");
     let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
+    super::warn_config(&config);
     list_config(config).await
 }
 

@@ -31,6 +31,7 @@ pub(crate) async fn lock(args: &LockArgs, matches: &ArgMatches) -> anyhow::Resul
         .overrides(matches)
         .map_err(anyhow::Error::msg)?;
     let mut config = Config::resolve(file, overrides)?;
+    super::warn_config(&config);
     let existing = match args.lock.exists() {
         true => Some(Arc::new(Lockfile::load(&args.lock)?)),
         false => None,

@@ -29,6 +29,7 @@ pub(crate) async fn login(args: &InspectArgs, matches: &ArgMatches) -> anyhow::R
     // ends the unauthenticated attempt. Our own errors say what failed.
     super::init_logging("warn,rmcp::transport::worker=off");
     let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
+    super::warn_config(&config);
     let mut signed = 0;
     for source in &config.sources {
         let Upstream::Mcp(mcp) = &source.upstream else {

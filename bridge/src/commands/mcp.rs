@@ -17,6 +17,7 @@ use crate::cli::McpArgs;
 pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
     let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
     super::init_logging(&config.log_filter);
+    super::warn_config(&config);
     let (adapters, catalog, reports) =
         start_sources(&config.sources, &config.build_context(), |progress| {
             if let Progress::Done(report) = progress {

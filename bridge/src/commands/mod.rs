@@ -1,10 +1,11 @@
 //! The binary's commands, one file each: `serve` (the default), `tools` and `check`
-//! (`inspect`), `export`, `lock`, `diff`, `login`, `mcp` (stdio), and `demo`. Each resolves its configuration with
+//! (`inspect`), `export`, `import`, `lock`, `diff`, `login`, `mcp` (stdio), and `demo`. Each resolves its configuration with
 //! [`otc_bridge::config::Config::resolve`] and prints for a person; the library does the work.
 
 pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod export;
+pub(crate) mod import;
 pub(crate) mod inspect;
 pub(crate) mod lock;
 pub(crate) mod login;
@@ -45,6 +46,13 @@ pub(crate) fn init_logging(filter: &str) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// Logs what reading the config file ignored, once, after logging is set up.
+pub(crate) fn warn_config(config: &Config) {
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
 }
 
 /// Reads the file named by `--config` (none: an empty file) and merges the flags into it.

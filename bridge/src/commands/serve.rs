@@ -24,6 +24,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     let path = args.config.clone();
     let config = super::resolve(path.as_deref(), args.overrides(matches))?;
     super::init_logging(&config.log_filter);
+    super::warn_config(&config);
     // After logging is up, so what building it warns about is seen.
     let auth = config.auth.build()?;
     // Idle sockets must not exhaust a low soft descriptor limit before the connection cap does.

@@ -5,6 +5,7 @@
 mod binary;
 mod config;
 mod demo;
+mod host_config;
 mod idempotency;
 mod interop;
 mod metrics;
