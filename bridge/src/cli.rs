@@ -290,6 +290,10 @@ pub(crate) struct ServeArgs {
     /// What MCP hosts see at POST /mcp: the three meta-tools, or all tools too [default: meta].
     #[arg(long, value_enum)]
     pub(crate) mcp_expose: Option<ExposeArg>,
+    /// Reload when the --config file changes (as on SIGHUP): new sources start, removed ones
+    /// stop, unchanged ones keep running untouched.
+    #[arg(long)]
+    pub(crate) watch: bool,
     /// The URL the bridge is reached at, when not http://LISTEN (behind a reverse proxy):
     /// where people return after signing in for a per-caller OAuth source.
     #[arg(long, value_name = "URL")]

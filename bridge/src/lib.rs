@@ -23,6 +23,7 @@ pub mod mcp_servers;
 pub mod metrics;
 pub mod policy;
 pub mod registry;
+pub mod reload;
 pub mod requirements;
 pub mod rescue;
 pub mod run;

@@ -209,47 +209,53 @@ pub async fn load_catalog(adapters: &[Arc<dyn Adapter>]) -> (Catalog, Vec<Source
 /// catalog. Calls in flight keep the catalog they started with.
 pub fn spawn_refreshers(catalog: &SharedCatalog) {
     for source in catalog.current().sources() {
-        let Some(mut changes) = source.adapter.catalog_changes() else {
-            continue;
-        };
-        let adapter = Arc::clone(&source.adapter);
-        let policy = Arc::clone(&source.policy);
-        let catalog = catalog.clone();
-        tokio::spawn(async move {
-            // A server whose list goes stale every second (`ttlMs: 0`, the SDKs' default) is
-            // re-listed as often, but the catalog is rebuilt only when the list differs.
-            let mut last_listed = None;
-            while changes.changed().await.is_ok() {
-                match adapter.list_tools().await {
-                    Ok(mapped) => {
-                        let digest = serde_json::to_vec(&mapped.tools).ok().map(|bytes| {
-                            use std::hash::{BuildHasher as _, BuildHasherDefault};
-                            BuildHasherDefault::<std::hash::DefaultHasher>::default()
-                                .hash_one(bytes)
-                        });
-                        if digest.is_some() && digest == last_listed {
-                            tracing::debug!(source = %adapter.name(), "Re-listed tools; nothing changed.");
-                            continue;
-                        }
-                        last_listed = digest;
-                        let mut diagnostics = mapped.diagnostics;
-                        let replacement = SourceTools::compile(
-                            Arc::clone(&adapter),
-                            Arc::clone(&policy),
-                            mapped.tools,
-                            &mut diagnostics,
-                        );
-                        let count = replacement.entries.len();
-                        catalog.update(|current| current.with_source(&replacement));
-                        tracing::info!(source = %adapter.name(), tools = count, "Tool list changed; catalog refreshed.");
+        spawn_refresher(catalog, source);
+    }
+}
+
+/// Re-lists `source` whenever its upstream says its tools changed, and swaps in a catalog with
+/// the new list (`None`: its list never changes). Ends when the source is dropped or aborted.
+pub fn spawn_refresher(
+    catalog: &SharedCatalog,
+    source: &SourceTools,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let mut changes = source.adapter.catalog_changes()?;
+    let adapter = Arc::clone(&source.adapter);
+    let policy = Arc::clone(&source.policy);
+    let catalog = catalog.clone();
+    Some(tokio::spawn(async move {
+        // A server whose list goes stale every second (`ttlMs: 0`, the SDKs' default) is
+        // re-listed as often, but the catalog is rebuilt only when the list differs.
+        let mut last_listed = None;
+        while changes.changed().await.is_ok() {
+            match adapter.list_tools().await {
+                Ok(mapped) => {
+                    let digest = serde_json::to_vec(&mapped.tools).ok().map(|bytes| {
+                        use std::hash::{BuildHasher as _, BuildHasherDefault};
+                        BuildHasherDefault::<std::hash::DefaultHasher>::default().hash_one(bytes)
+                    });
+                    if digest.is_some() && digest == last_listed {
+                        tracing::debug!(source = %adapter.name(), "Re-listed tools; nothing changed.");
+                        continue;
                     }
-                    Err(err) => {
-                        tracing::warn!(source = %adapter.name(), error = %crate::rescue::cause_chain(&err), "Re-listing tools failed; keeping the previous list.");
-                    }
+                    last_listed = digest;
+                    let mut diagnostics = mapped.diagnostics;
+                    let replacement = SourceTools::compile(
+                        Arc::clone(&adapter),
+                        Arc::clone(&policy),
+                        mapped.tools,
+                        &mut diagnostics,
+                    );
+                    let count = replacement.entries.len();
+                    catalog.update(|current| current.with_source(&replacement));
+                    tracing::info!(source = %adapter.name(), tools = count, "Tool list changed; catalog refreshed.");
+                }
+                Err(err) => {
+                    tracing::warn!(source = %adapter.name(), error = %crate::rescue::cause_chain(&err), "Re-listing tools failed; keeping the previous list.");
                 }
             }
-        });
-    }
+        }
+    }))
 }
 
 /// Resolves when the process is asked to stop (SIGINT or SIGTERM).

@@ -67,6 +67,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         auth: None,
         allow_partial: false,
         public_url: None,
+        reload: None,
     };
     let code = run_server(listener, &sources, options, |addr, tools| {
         let url = format!("http://{addr}");

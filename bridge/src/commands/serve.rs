@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use clap::ArgMatches;
 use otc_adapters::mcp::oauth::challenges::Challenges;
 use otc_adapters::{Adapter, BuildContext};
+use otc_bridge::reload::Reloader;
 use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
 use otc_bridge::serve::ConnectionLimits;
 use otc_bridge::sources::Source;
@@ -22,7 +23,13 @@ use crate::cli::ServeArgs;
 /// Serves the sources of the config file and the flags.
 pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
     let path = args.config.clone();
-    let config = super::resolve(path.as_deref(), args.overrides(matches))?;
+    let watch = args.watch;
+    if watch && path.is_none() {
+        anyhow::bail!("--watch needs --config FILE (the file to watch)");
+    }
+    let overrides = args.overrides(matches);
+    let reload_overrides = overrides.clone().unwrap_or_default();
+    let config = super::resolve(path.as_deref(), overrides)?;
     super::init_logging(&config.log_filter);
     super::warn_config(&config);
     // After logging is up, so what building it warns about is seen.
@@ -56,6 +63,11 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             auth,
             allow_partial: config.allow_partial,
             public_url: config.public_url.clone(),
+            reload: Some(ReloadFrom {
+                path: path.clone(),
+                overrides: reload_overrides,
+                watch,
+            }),
         },
         |addr, tools| {
             super::status!(
@@ -76,6 +88,22 @@ pub(crate) struct AppOptions {
     pub(crate) allow_partial: bool,
     /// `public_url`, when configured; else the bound address is the public one.
     pub(crate) public_url: Option<String>,
+    /// Where a reload (SIGHUP, `--watch`) reads the configuration; `None`: no reload (the demo).
+    pub(crate) reload: Option<ReloadFrom>,
+}
+
+/// Who stops the sources at shutdown.
+enum Stopping {
+    Reloader(Arc<tokio::sync::Mutex<Reloader>>, tokio::task::JoinHandle<()>),
+    Fixed(Vec<Arc<dyn Adapter>>),
+}
+
+/// What a reload re-reads: the config file with the same flags.
+pub(crate) struct ReloadFrom {
+    pub(crate) path: Option<std::path::PathBuf>,
+    pub(crate) overrides: otc_bridge::config::Overrides,
+    /// Also reload when the file changes.
+    pub(crate) watch: bool,
 }
 
 /// The name of `dialect` as `--dialect` spells it.
@@ -180,7 +208,24 @@ pub(crate) async fn run_server(
     refuse_half_started(&adapters, &reports, options.allow_partial).await?;
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
-    spawn_refreshers(&catalog);
+    // Who stops the sources at the end: the reloader (which may have replaced them), or this
+    // function. The reloader must be the only owner besides the catalog, so that a source it
+    // removes is dropped once its calls are done.
+    let stopping = match options.reload {
+        Some(from) => {
+            drop(adapters);
+            // A stopped source's calls get as long as any call may take.
+            let drain = options.settings.call_timeout + std::time::Duration::from_secs(5);
+            let reloader = Reloader::new(catalog.clone(), build.clone(), sources, drain);
+            let reloader = Arc::new(tokio::sync::Mutex::new(reloader));
+            let task = tokio::spawn(reload_on_signal(Arc::clone(&reloader), from));
+            Stopping::Reloader(reloader, task)
+        }
+        None => {
+            spawn_refreshers(&catalog);
+            Stopping::Fixed(adapters)
+        }
+    };
     // The Host check against DNS rebinding needs the address actually bound (port 0 included).
     let settings = ServerSettings {
         listen: Some(addr),
@@ -195,8 +240,94 @@ pub(crate) async fn run_server(
     let served =
         otc_bridge::serve::serve(listener, app(state), options.connections, shutdown_signal())
             .await;
-    super::status!("shutting down: stopping {} source(s)", adapters.len());
-    stop_all(&adapters).await;
+    match stopping {
+        Stopping::Reloader(reloader, task) => {
+            task.abort();
+            super::status!("shutting down: stopping the sources");
+            reloader.lock().await.stop().await;
+        }
+        Stopping::Fixed(adapters) => {
+            super::status!("shutting down: stopping {} source(s)", adapters.len());
+            stop_all(&adapters).await;
+        }
+    }
     served.context("server failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reloads on SIGHUP and, with `--watch`, when the config file changes; says what changed, or
+/// why nothing did.
+async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, from: ReloadFrom) {
+    let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        tracing::warn!("Cannot listen for SIGHUP; reload is off.");
+        return;
+    };
+    let (changed, mut file_changes) = tokio::sync::mpsc::channel(1);
+    let _watcher = match (&from.path, from.watch) {
+        (Some(path), true) => match watch_file(path, changed) {
+            Ok(watcher) => Some(watcher),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "Cannot watch the config file; reload on SIGHUP only.");
+                None
+            }
+        },
+        _ => None,
+    };
+    loop {
+        tokio::select! {
+            _ = hangup.recv() => {}
+            Some(()) = file_changes.recv() => {
+                // Editors write in several steps: reload once they are done.
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                while file_changes.try_recv().is_ok() {}
+            }
+        }
+        let config = match super::resolve(from.path.as_deref(), Ok(from.overrides.clone())) {
+            Ok(config) => config,
+            Err(error) => {
+                super::status!(
+                    "reload failed: {error:#}; still serving the previous configuration"
+                );
+                continue;
+            }
+        };
+        match reloader.lock().await.apply(&config).await {
+            Ok(done) => super::status!(
+                "reloaded: added [{}], changed [{}], removed [{}], unchanged [{}]",
+                done.added.join(", "),
+                done.changed.join(", "),
+                done.removed.join(", "),
+                done.unchanged.join(", ")
+            ),
+            Err(why) => {
+                super::status!("reload failed: {why}; still serving the previous configuration")
+            }
+        }
+    }
+}
+
+/// Sends on `changed` whenever `path` is written, created or replaced (editors often rename a
+/// new file over the old one, so its directory is watched).
+fn watch_file(
+    path: &std::path::Path,
+    changed: tokio::sync::mpsc::Sender<()>,
+) -> notify::Result<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let name = path.file_name().map(std::ffi::OsStr::to_owned);
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if event.kind.is_access() {
+            return;
+        }
+        if event.paths.iter().any(|p| p.file_name() == name.as_deref()) {
+            let _ = changed.try_send(());
+        }
+    })?;
+    watcher.watch(&dir, notify::RecursiveMode::NonRecursive)?;
+    Ok(watcher)
 }

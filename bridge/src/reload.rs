@@ -1,0 +1,224 @@
+//! Reload without a restart (issue 13, DESIGN §11): SIGHUP or a watched config file re-reads the
+//! configuration and applies only the difference in sources.
+//!
+//! - A source configured exactly as before keeps running untouched: same adapter, same MCP
+//!   child (same pid), same sessions; its calls never notice.
+//! - A new source, and the new version of a changed one, are started first. Only when every one
+//!   of them is ready is the catalog swapped, in one step; a configuration that does not load, or
+//!   a source that does not start, changes nothing (the new ones are stopped) and says why.
+//! - A removed source, and the old version of a changed one, leave the catalog at the swap; they
+//!   are stopped once the calls that started before it have finished (each call holds the
+//!   catalog it started with), or after the drain deadline.
+//!
+//! Only sources are reloaded: the listener, authentication and limits need a restart.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use otc_adapters::{Adapter, BuildContext};
+use tokio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::registry::{Catalog, SharedCatalog, SourceTools};
+use crate::run::{spawn_refresher, start_sources};
+use crate::sources::Source;
+
+/// One source as it runs.
+struct Running {
+    source: Source,
+    adapter: Arc<dyn Adapter>,
+    refresher: Option<JoinHandle<()>>,
+}
+
+/// What a reload changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// Sources started (new ones).
+    pub added: Vec<String>,
+    /// Sources replaced by their new configuration.
+    pub changed: Vec<String>,
+    /// Sources stopped.
+    pub removed: Vec<String>,
+    /// Sources left running as they were.
+    pub unchanged: Vec<String>,
+}
+
+/// Applies new configurations to a running catalog.
+pub struct Reloader {
+    catalog: SharedCatalog,
+    build: BuildContext,
+    running: Vec<Running>,
+    drain: Duration,
+}
+
+impl std::fmt::Debug for Reloader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reloader")
+            .field("sources", &self.running.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reloader {
+    /// Takes over the sources serving `catalog` (started from `sources`), and keeps their tool
+    /// lists fresh. `drain` is how long a stopped source's calls may still take.
+    pub fn new(
+        catalog: SharedCatalog,
+        build: BuildContext,
+        sources: &[Source],
+        drain: Duration,
+    ) -> Self {
+        let current = catalog.current();
+        let running = current
+            .sources()
+            .iter()
+            .filter_map(|tools| {
+                let source = sources
+                    .iter()
+                    .find(|s| s.name == tools.adapter.name())?
+                    .clone();
+                Some(Running {
+                    source,
+                    adapter: Arc::clone(&tools.adapter),
+                    refresher: spawn_refresher(&catalog, tools),
+                })
+            })
+            .collect();
+        Self {
+            catalog,
+            build,
+            running,
+            drain,
+        }
+    }
+
+    /// Applies `config`'s sources: see the module docs. `Err` says why nothing changed.
+    pub async fn apply(&mut self, config: &Config) -> Result<Reloaded, String> {
+        let wanted = &config.sources;
+        let mut reloaded = Reloaded::default();
+        let mut to_start = Vec::new();
+        for source in wanted {
+            match self.running.iter().find(|r| r.source.name == source.name) {
+                Some(running) if running.source == *source => {
+                    reloaded.unchanged.push(source.name.clone());
+                }
+                Some(_) => {
+                    reloaded.changed.push(source.name.clone());
+                    to_start.push(source.clone());
+                }
+                None => {
+                    reloaded.added.push(source.name.clone());
+                    to_start.push(source.clone());
+                }
+            }
+        }
+        reloaded.removed = self
+            .running
+            .iter()
+            .filter(|r| !wanted.iter().any(|s| s.name == r.source.name))
+            .map(|r| r.source.name.clone())
+            .collect();
+
+        // Start what is new; all of it, or nothing changes.
+        let (adapters, started, reports) = start_sources(&to_start, &self.build, |_| {}).await;
+        let failures: Vec<String> = reports
+            .iter()
+            .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.name)))
+            .collect();
+        if !failures.is_empty() {
+            futures::future::join_all(adapters.iter().map(|a| a.shutdown())).await;
+            return Err(format!(
+                "{} did not start, so nothing changed: {}",
+                if failures.len() == 1 {
+                    "a source"
+                } else {
+                    "some sources"
+                },
+                failures.join("; ")
+            ));
+        }
+
+        // The new catalog, in configuration order: running sources as they are, new ones as
+        // just listed.
+        let current = self.catalog.current();
+        let mut tools: Vec<SourceTools> = Vec::new();
+        let mut running = Vec::new();
+        let mut old = std::mem::take(&mut self.running);
+        for source in wanted {
+            if reloaded.unchanged.contains(&source.name) {
+                let Some(index) = old.iter().position(|r| r.source.name == source.name) else {
+                    continue;
+                };
+                let kept = old.remove(index);
+                if let Some(listed) = current
+                    .sources()
+                    .iter()
+                    .find(|t| Arc::ptr_eq(&t.adapter, &kept.adapter))
+                {
+                    tools.push(listed.clone());
+                }
+                running.push(kept);
+            } else if let Some(listed) = started
+                .sources()
+                .iter()
+                .find(|t| t.adapter.name() == source.name)
+            {
+                tools.push(listed.clone());
+                running.push(Running {
+                    source: source.clone(),
+                    adapter: Arc::clone(&listed.adapter),
+                    refresher: None,
+                });
+            }
+        }
+        let next = Catalog::new(tools);
+        for duplicate in &next.duplicates {
+            tracing::warn!(diagnostic = %duplicate, "Duplicate tool id.");
+        }
+        self.catalog.update(|_| next);
+        // New sources' lists are kept fresh from now on, against the new catalog.
+        let now = self.catalog.current();
+        for entry in &mut running {
+            if entry.refresher.is_none()
+                && let Some(listed) = now
+                    .sources()
+                    .iter()
+                    .find(|t| Arc::ptr_eq(&t.adapter, &entry.adapter))
+            {
+                entry.refresher = spawn_refresher(&self.catalog, listed);
+            }
+        }
+        self.running = running;
+        drop(current);
+        drop(now);
+
+        // What left the catalog stops once its calls are done.
+        for gone in old {
+            if let Some(refresher) = gone.refresher {
+                refresher.abort();
+            }
+            let drain = self.drain;
+            tokio::spawn(async move {
+                let adapter = gone.adapter;
+                let deadline = tokio::time::Instant::now() + drain;
+                // Each call in flight holds the catalog it started with, and so the adapter.
+                while Arc::strong_count(&adapter) > 1 && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                adapter.shutdown().await;
+                tracing::info!(source = %adapter.name(), "Source stopped (reload).");
+            });
+        }
+        Ok(reloaded)
+    }
+
+    /// Stops every source (at shutdown).
+    pub async fn stop(&mut self) {
+        for running in &mut self.running {
+            if let Some(refresher) = running.refresher.take() {
+                refresher.abort();
+            }
+        }
+        futures::future::join_all(self.running.iter().map(|r| r.adapter.shutdown())).await;
+    }
+}

@@ -1,0 +1,271 @@
+//! Reload without a restart (issue 13): `--watch` and SIGHUP apply the difference in sources
+//! while calls run. Unchanged MCP sources keep their child (same pid) and lose no call; removed
+//! ones stop (their child exits) once their calls are done; a broken configuration, or a new
+//! source that cannot start, changes nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::binary::{Running, example_server, repo_root};
+
+/// A source named `name` (toolkit `Name`): the example server as a child whose environment says
+/// which source it is, so its pid can be found.
+fn source(name: &str, extra: &str) -> String {
+    let command = repo_root().join(example_server());
+    let toolkit = {
+        let mut chars = name.chars();
+        chars.next().map_or_else(String::new, |c| {
+            c.to_ascii_uppercase().to_string() + chars.as_str()
+        })
+    };
+    format!(
+        "  - type: mcp\n    name: {name}\n    toolkit: {toolkit}\n    transport:\n      type: stdio\n      command: {}\n      env: {{RELOAD_TEST_SOURCE: {name}}}\n{extra}",
+        command.display()
+    )
+}
+
+fn write(path: &Path, sources: &[String]) {
+    let text = format!("sources:\n{}", sources.concat());
+    // Written whole and renamed over, as editors do.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The pid of the child serving source `name`, if one runs.
+fn child_pid(bridge_pid: u32, name: &str) -> Option<u32> {
+    child_pids(bridge_pid, name).first().copied()
+}
+
+/// The children serving source `name` (more than one while a replaced one drains).
+fn child_pids(bridge_pid: u32, name: &str) -> Vec<u32> {
+    // Children of every thread: tokio spawns children from its worker threads.
+    let tasks = std::fs::read_dir(format!("/proc/{bridge_pid}/task"))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .map(|e| e.path())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let mut children: Vec<u32> = tasks
+        .iter()
+        .filter_map(|task| std::fs::read_to_string(task.join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|pid| pid.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    children.sort_unstable();
+    children
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|var| var == format!("RELOAD_TEST_SOURCE={name}").as_bytes())
+            })
+        })
+        .collect()
+}
+
+async fn tool_ids(url: &str) -> Vec<String> {
+    let tools: Value = reqwest::get(format!("{url}/tools"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn call(http: &reqwest::Client, url: &str, tool: &str, input: Value) -> (u16, Value) {
+    let response = http
+        .post(format!("{url}/tools/call"))
+        .json(&json!({"tool_id": tool, "input": input}))
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn watched_config_changes_apply_the_difference_under_load() {
+    let dir = std::env::temp_dir().join(format!("otc-bridge-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.yaml");
+    write(
+        &config,
+        &[source("one", ""), source("two", ""), source("three", "")],
+    );
+    let mut bridge = Running::spawn(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--watch",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let url = bridge.url().await;
+    let pid = bridge.child.id().unwrap();
+    let one = child_pid(pid, "one").expect("source one's child");
+    let two = child_pid(pid, "two").expect("source two's child");
+    let three = child_pid(pid, "three").expect("source three's child");
+
+    // Load on the source that does not change: 8 callers until the end (bounded, loopback).
+    let http = reqwest::Client::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ok, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let load: Vec<_> = (0..8)
+        .map(|_| {
+            let (http, url, stop) = (http.clone(), url.clone(), Arc::clone(&stop));
+            let (ok, failed) = (Arc::clone(&ok), Arc::clone(&failed));
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let (status, body) =
+                        call(&http, &url, "One.Echo", json!({"message": "x"})).await;
+                    if status == 200 && body["success"] == true {
+                        ok.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    // A call in flight on a source about to be removed finishes.
+    let in_flight = {
+        let (http, url) = (http.clone(), url.clone());
+        tokio::spawn(async move { call(&http, &url, "Two.Slow", json!({"ms": 1500})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // one unchanged, two removed, three changed, four added.
+    write(
+        &config,
+        &[
+            source("one", ""),
+            source("three", "    exclude: [crash]\n"),
+            source("four", ""),
+        ],
+    );
+    let line = bridge.wait_for("reloaded").await;
+    assert!(
+        line.contains("added [four], changed [three], removed [two], unchanged [one]"),
+        "{line}"
+    );
+    let ids = tool_ids(&url).await;
+    assert!(ids.iter().any(|id| id.starts_with("Four.")), "{ids:?}");
+    assert!(!ids.iter().any(|id| id.starts_with("Two.")), "{ids:?}");
+    assert!(!ids.contains(&"Three.Crash@2.1.0".to_owned()), "{ids:?}");
+    assert!(ids.contains(&"Three.Echo@2.1.0".to_owned()), "{ids:?}");
+    assert_eq!(
+        child_pid(pid, "one"),
+        Some(one),
+        "the unchanged source was restarted"
+    );
+    // The changed source's old child is stopped once its calls are done; a new one serves.
+    let replaced = async {
+        loop {
+            let threes = child_pids(pid, "three");
+            if threes.len() == 1 && threes[0] != three {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(15), replaced)
+        .await
+        .expect("the changed source's old child still runs");
+    let (status, body) = in_flight.await.unwrap();
+    assert_eq!((status, &body["success"]), (200, &json!(true)), "{body}");
+    // Once its call is done, the removed source's child is stopped.
+    let gone = async {
+        while child_pid(pid, "two") == Some(two) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(15), gone)
+        .await
+        .expect("the removed source's child still runs");
+
+    // A configuration that does not parse changes nothing.
+    std::fs::write(&config, "sources: [this is not: valid").unwrap();
+    let line = bridge.wait_for("reload failed").await;
+    assert!(line.contains("previous configuration"), "{line}");
+    // Nor does one whose new source cannot start.
+    write(
+        &config,
+        &[
+            source("one", ""),
+            source("three", "    exclude: [crash]\n"),
+            source("four", ""),
+            "  - type: mcp\n    name: broken\n    transport: {type: stdio, command: /no/such/mcp-server}\n".to_owned(),
+        ],
+    );
+    let line = bridge.wait_for("reload failed").await;
+    assert!(
+        line.contains("broken") && line.contains("nothing changed"),
+        "{line}"
+    );
+    assert_eq!(tool_ids(&url).await, ids);
+    assert_eq!(child_pid(pid, "one"), Some(one));
+
+    stop.store(true, Ordering::Relaxed);
+    for task in load {
+        task.await.unwrap();
+    }
+    assert_eq!(
+        failed.load(Ordering::Relaxed),
+        0,
+        "calls to the unchanged source failed"
+    );
+    assert!(ok.load(Ordering::Relaxed) > 50, "the load did not run");
+    bridge.interrupt().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn sighup_reloads_the_config_file() {
+    let dir = std::env::temp_dir().join(format!("otc-bridge-sighup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.yaml");
+    write(&config, &[source("one", "")]);
+    let mut bridge = Running::spawn(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let url = bridge.url().await;
+    write(&config, &[source("one", ""), source("two", "")]);
+    // Without --watch, nothing happens until the signal.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!tool_ids(&url).await.iter().any(|id| id.starts_with("Two.")));
+    let pid = bridge.child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let line = bridge.wait_for("reloaded").await;
+    assert!(line.contains("added [two]"), "{line}");
+    assert!(tool_ids(&url).await.iter().any(|id| id.starts_with("Two.")));
+    bridge.interrupt().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
