@@ -46,7 +46,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             .await
             .map_err(anyhow::Error::msg)?;
     settings.idempotency = Some(Arc::new(idempotency));
-    run_server(
+    let traces = super::start_traces()?;
+    settings.traces = traces.clone();
+    let served = run_server(
         listener,
         &config.sources,
         AppOptions {
@@ -64,7 +66,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             );
         },
     )
-    .await
+    .await;
+    super::stop_traces(traces).await;
+    served
 }
 
 /// What the server needs besides its sources.
