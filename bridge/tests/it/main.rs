@@ -11,4 +11,5 @@ mod interop;
 mod metrics;
 mod per_caller;
 mod readme;
+mod traces;
 mod web;
