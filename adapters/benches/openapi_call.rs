@@ -132,6 +132,7 @@ fn bench(c: &mut Criterion) {
                     context: CallContext::default(),
                     call_id: "bench".to_owned(),
                     trace_id: None,
+                    trace_context: None,
                 }))
                 .unwrap()
         });

@@ -51,6 +51,20 @@ pub struct ToolCall {
     pub call_id: String,
     /// The caller's trace id, forwarded upstream where the protocol has a place for it.
     pub trace_id: Option<String>,
+    /// The W3C trace context of the bridge's span for this upstream call, when traces are on:
+    /// sent as the `traceparent`/`tracestate` headers to OpenAPI upstreams and in `_meta` to MCP
+    /// upstreams. `None` when traces are off (then only `trace_id` is forwarded, as before).
+    pub trace_context: Option<TraceContext>,
+}
+
+/// A W3C trace context as text (<https://www.w3.org/TR/trace-context/>), the fields a
+/// propagator writes. Plain strings, so adapters need no tracing library to forward it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `00-<trace id>-<parent span id>-<flags>`.
+    pub traceparent: String,
+    /// Vendor-specific entries, when there are any.
+    pub tracestate: Option<String>,
 }
 
 /// The state of one source, as `/health` reports it.

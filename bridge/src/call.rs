@@ -19,6 +19,7 @@ use crate::lock::Drift;
 use crate::metrics::{Metrics, Outcome};
 use crate::registry::{Catalog, Entry, Resolution};
 use crate::rescue::{self, ApiError, Rescued};
+use crate::traces::{CallSpan, Traces};
 use crate::{requirements, validate};
 
 /// A call request as an edge parsed it.
@@ -30,6 +31,9 @@ pub struct Call {
     /// that cannot be represented exactly), keyed by top-level parameter. Reported with the
     /// validator's errors, after the tool is resolved.
     pub input_errors: IndexMap<String, Value>,
+    /// The caller's W3C trace context (a `traceparent` header or `_meta` field), read by the
+    /// edge only when traces are on.
+    pub trace_context: Option<otc_adapters::TraceContext>,
 }
 
 /// A call that reached its tool (or was answered as if it had).
@@ -41,17 +45,35 @@ pub struct Answer {
     pub failure: Option<String>,
 }
 
+/// How a call is observed: counted ([`Metrics`]) and traced ([`Traces`]); each `None` when off.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observe<'a> {
+    /// Where calls are counted.
+    pub metrics: Option<&'a Metrics>,
+    /// Where calls are traced.
+    pub traces: Option<&'a Traces>,
+}
+
 /// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream;
 /// `Ok` is a response to send as it is, success or tool error. `default_timeout` applies when
 /// the tool's source sets none.
 pub async fn call(
     catalog: &Catalog,
     default_timeout: Duration,
-    metrics: Option<&Metrics>,
+    observe: Observe<'_>,
     call: Call,
 ) -> Result<Answer, ApiError> {
     let started = Instant::now();
-    let mut counted = Counted::default();
+    let metrics = observe.metrics;
+    let mut counted = Counted {
+        entry: None,
+        span: observe.traces.map(|traces| {
+            traces.start_call(
+                call.trace_context.as_ref(),
+                call.request.trace_id.as_deref(),
+            )
+        }),
+    };
     let result = run(
         catalog,
         default_timeout,
@@ -61,7 +83,7 @@ pub async fn call(
         started,
     )
     .await;
-    if let Some(metrics) = metrics {
+    if metrics.is_some() || counted.span.is_some() {
         let outcome = match &result {
             Ok(answer) if matches!(answer.response.outcome, CallOutcome::Value(_)) => {
                 Outcome::Success
@@ -69,20 +91,25 @@ pub async fn call(
             Ok(_) => Outcome::ToolError,
             Err(refusal) => Outcome::Refused(refusal.status()),
         };
-        let source = counted.entry.as_ref().map_or("", |e| e.adapter.name());
-        let tool = counted
-            .entry
-            .as_ref()
-            .map_or(String::new(), |e| e.definition().id.to_string());
-        metrics.call(source, &tool, outcome, started.elapsed());
+        if let Some(span) = counted.span.take() {
+            span.finish(outcome);
+        }
+        if let Some(metrics) = metrics {
+            let source = counted.entry.as_ref().map_or("", |e| e.adapter.name());
+            let tool = counted
+                .entry
+                .as_ref()
+                .map_or(String::new(), |e| e.definition().id.to_string());
+            metrics.call(source, &tool, outcome, started.elapsed());
+        }
     }
     result
 }
 
-/// What a call is counted under, once its tool is known.
-#[derive(Default)]
-struct Counted {
+/// What a call is counted under, once its tool is known, and its span when traces are on.
+struct Counted<'t> {
     entry: Option<Arc<Entry>>,
+    span: Option<CallSpan<'t>>,
 }
 
 async fn run(
@@ -90,18 +117,22 @@ async fn run(
     default_timeout: Duration,
     metrics: Option<&Metrics>,
     call: Call,
-    counted: &mut Counted,
+    counted: &mut Counted<'_>,
     started: Instant,
 ) -> Result<Answer, ApiError> {
     let Call {
         request,
         input_errors,
+        trace_context: _,
     } = call;
     if request.tool_id.is_empty() {
         return Err(ApiError::MissingToolId);
     }
     let entry = resolve(catalog, &request.tool_id)?;
     counted.entry = Some(Arc::clone(entry));
+    if let Some(span) = &counted.span {
+        span.tool(entry);
+    }
     let definition = entry.definition();
     if let Err(refusal) = requirements::check(
         &request.tool_id,
@@ -155,6 +186,14 @@ async fn run(
         .call_id
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     tracing::Span::current().record("call_id", tracing::field::debug(&call_id));
+    let upstream_span = counted.span.as_ref().map(|span| {
+        span.call_id(&call_id);
+        span.upstream(entry)
+    });
+    let (upstream_span, trace_context) = match upstream_span {
+        Some((span, context)) => (Some(span), Some(context)),
+        None => (None, None),
+    };
     // Always an object here (checked above); the match only moves the map out.
     let input = match input {
         Value::Object(map) => map,
@@ -166,6 +205,7 @@ async fn run(
         context: request.context.unwrap_or_default(),
         call_id: call_id.clone(),
         trace_id: request.trace_id,
+        trace_context,
     };
     let upstream = metrics.map(|m| m.upstream(source_name));
     let result = entry
@@ -173,6 +213,9 @@ async fn run(
         .forward(default_timeout, entry.adapter.call(tool_call))
         .await;
     drop(upstream);
+    if let Some(span) = upstream_span {
+        span.finish(result.as_ref().err());
+    }
     let (outcome, failure) = match result {
         Ok(value) => (CallOutcome::Value(Some(value)), None),
         Err(err) => match rescue::rescue(&err, definition, source_name) {

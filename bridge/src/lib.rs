@@ -31,6 +31,7 @@ pub mod search;
 pub mod serve;
 pub mod server;
 pub mod sources;
+pub mod traces;
 pub mod validate;
 
 pub use registry::{Catalog, FailedSource, SharedCatalog, SourceTools};

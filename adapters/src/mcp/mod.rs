@@ -26,6 +26,7 @@ use otc_mappings::mcp::{McpSource, map_tools};
 use otc_mappings::otc::{AuthorizationRequirement, OAuth2Requirement, ToolAuthorizationChallenge};
 use otc_mappings::{Mapped, MappedTool, Target};
 use rmcp::model as mcp;
+use rmcp::model::RequestParamsMeta as _;
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
@@ -330,7 +331,14 @@ impl Adapter for McpAdapter {
             )));
         };
         let live = self.shared.live()?;
-        let params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
+        let mut params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
+        if let Some(context) = &call.trace_context {
+            // The MCP convention for trace context (SEP-414): `_meta.traceparent`/`tracestate`.
+            params.set_traceparent(&context.traceparent);
+            if let Some(state) = &context.tracestate {
+                params.set_tracestate(state);
+            }
+        }
         if let Some(callers) = &self.shared.callers {
             let token = call.context.token(&callers.gate.issuer);
             let response = callers

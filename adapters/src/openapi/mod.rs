@@ -233,6 +233,7 @@ impl Adapter for OpenApiAdapter {
             &call.context,
             &self.bridge_credentials,
             call.trace_id.as_deref(),
+            call.trace_context.as_ref(),
         )?;
         let response = request
             .send()

@@ -22,7 +22,7 @@ use super::compile::{self, CompiledPlan, PathPart};
 use super::config::Secret;
 use super::scrub::{Forms, Scrubber};
 use super::style::{self, COMPONENT, header_value};
-use crate::AdapterError;
+use crate::{AdapterError, TraceContext};
 
 /// The credential values one request carried (borrowed), and whether each was HTTP Basic.
 /// The forms they were sent in are only worked out when an error body has to be scrubbed.
@@ -52,6 +52,7 @@ pub(crate) fn prepare<'a>(
     context: &'a CallContext,
     bridge: &'a BTreeMap<String, Secret>,
     trace_id: Option<&str>,
+    trace_context: Option<&TraceContext>,
 ) -> Result<(RequestBuilder, Sent<'a>), AdapterError> {
     let plan = &*compiled.plan;
     let value_of = |index: usize| {
@@ -155,6 +156,16 @@ pub(crate) fn prepare<'a>(
     }
     if let Some((name, value)) = trace_id.and_then(trace_header) {
         headers.insert(name, value);
+    }
+    // The bridge's upstream span, when traces are on: it replaces a `traceparent` copied from
+    // `trace_id`, so the upstream's span is the child of the bridge's, not of the caller's.
+    if let Some(context) = trace_context {
+        if let Some(value) = header_value(&context.traceparent) {
+            headers.insert(HeaderName::from_static("traceparent"), value);
+        }
+        if let Some(value) = context.tracestate.as_deref().and_then(header_value) {
+            headers.insert(HeaderName::from_static("tracestate"), value);
+        }
     }
 
     let request = client

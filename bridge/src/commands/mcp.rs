@@ -18,6 +18,7 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     let config = super::resolve(args.config.as_deref(), args.overrides(matches))?;
     super::init_logging(&config.log_filter);
     super::warn_config(&config);
+    let traces = super::start_traces()?;
     let (adapters, catalog, reports) =
         start_sources(&config.sources, &config.build_context(), |progress| {
             if let Progress::Done(report) = progress {
@@ -39,12 +40,17 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     );
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);
-    let server = CatalogServer::new(catalog, McpSettings::from(&config.settings));
+    let settings = McpSettings {
+        traces: traces.clone(),
+        ..McpSettings::from(&config.settings)
+    };
+    let server = CatalogServer::new(catalog, settings);
     let served = tokio::select! {
         served = otc_bridge::mcp::serve_stdio(server) => served,
         () = shutdown_signal() => Ok(()),
     };
     stop_all(&adapters).await;
+    super::stop_traces(traces).await;
     served.context("MCP over stdio failed")?;
     Ok(ExitCode::SUCCESS)
 }

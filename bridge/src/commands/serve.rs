@@ -53,7 +53,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             .await
             .map_err(anyhow::Error::msg)?;
     settings.idempotency = Some(Arc::new(idempotency));
-    run_server(
+    let traces = super::start_traces()?;
+    settings.traces = traces.clone();
+    let served = run_server(
         listener,
         &config.sources,
         AppOptions {
@@ -76,7 +78,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             );
         },
     )
-    .await
+    .await;
+    super::stop_traces(traces).await;
+    served
 }
 
 /// What the server needs besides its sources.
@@ -94,7 +98,10 @@ pub(crate) struct AppOptions {
 
 /// Who stops the sources at shutdown.
 enum Stopping {
-    Reloader(Arc<tokio::sync::Mutex<Reloader>>, tokio::task::JoinHandle<()>),
+    Reloader(
+        Arc<tokio::sync::Mutex<Reloader>>,
+        tokio::task::JoinHandle<()>,
+    ),
     Fixed(Vec<Arc<dyn Adapter>>),
 }
 

@@ -345,6 +345,7 @@ fn call(tools: &[MappedTool], name: &str, input: Value, context: CallContext) ->
         context,
         call_id: "demo-call".to_owned(),
         trace_id: None,
+        trace_context: None,
     }
 }
 

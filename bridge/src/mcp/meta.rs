@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use http::HeaderMap;
+use otc_adapters::TraceContext;
 use otc_mappings::otc::{CallOutcome, CallToolRequest, ToolDefinition};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
@@ -259,6 +260,7 @@ pub async fn call(
     catalog: &Catalog,
     settings: &McpSettings,
     headers: Option<&HeaderMap>,
+    trace_context: Option<TraceContext>,
     arguments: JsonObject,
 ) -> CallToolResult {
     let args: CallArgs = match parse(CALL, arguments) {
@@ -269,6 +271,7 @@ pub async fn call(
         catalog,
         settings,
         headers,
+        trace_context,
         args.path,
         args.arguments.unwrap_or(Value::Null),
     )
@@ -281,6 +284,7 @@ pub async fn call_path(
     catalog: &Catalog,
     settings: &McpSettings,
     headers: Option<&HeaderMap>,
+    trace_context: Option<TraceContext>,
     path: String,
     arguments: Value,
 ) -> CallToolResult {
@@ -300,9 +304,13 @@ pub async fn call_path(
     let outcome = call::call(
         catalog,
         settings.call_timeout,
-        settings.metrics.as_deref(),
+        call::Observe {
+            metrics: settings.metrics.as_deref(),
+            traces: settings.traces.as_deref(),
+        },
         Call {
             request,
+            trace_context,
             ..Default::default()
         },
     )

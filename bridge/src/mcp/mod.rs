@@ -19,6 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use otc_adapters::TraceContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
@@ -56,6 +57,8 @@ pub struct McpSettings {
     pub call_timeout: Duration,
     /// Where calls, lists and searches are counted; `None` when metrics are off.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Where calls are traced; `None` when traces are off.
+    pub traces: Option<Arc<crate::traces::Traces>>,
 }
 
 impl From<&crate::server::ServerSettings> for McpSettings {
@@ -64,6 +67,7 @@ impl From<&crate::server::ServerSettings> for McpSettings {
             expose: settings.mcp_expose,
             call_timeout: settings.call_timeout,
             metrics: settings.metrics.clone(),
+            traces: settings.traces.clone(),
         }
     }
 }
@@ -153,6 +157,16 @@ impl ServerHandler for CatalogServer {
             .extensions
             .get::<http::request::Parts>()
             .map(|p| &p.headers);
+        // The caller's trace context, when traces are on: `_meta` (the MCP convention), else
+        // the HTTP request's `traceparent` header.
+        let trace_context = self.settings.traces.as_ref().and_then(|_| {
+            let meta = &context.meta;
+            let from_meta = meta.get_traceparent().map(|traceparent| TraceContext {
+                traceparent: traceparent.to_owned(),
+                tracestate: meta.get_tracestate().map(str::to_owned),
+            });
+            from_meta.or_else(|| headers.and_then(crate::traces::from_headers))
+        });
         let arguments = request.arguments.unwrap_or_default();
         let catalog = self.catalog.current();
         let result = match request.name.as_ref() {
@@ -163,11 +177,22 @@ impl ServerHandler for CatalogServer {
                 meta::search(&catalog, arguments)
             }
             meta::READ => meta::read(&catalog, arguments),
-            meta::CALL => meta::call(&catalog, &self.settings, headers, arguments).await,
+            meta::CALL => {
+                meta::call(&catalog, &self.settings, headers, trace_context, arguments).await
+            }
             name => match (self.settings.expose, catalog.by_otc_name(name)) {
                 (Expose::All, Some(entry)) => {
                     let path = entry.definition().id.to_string();
-                    meta::call_path(&catalog, &self.settings, headers, path, arguments.into()).await
+                    let arguments = arguments.into();
+                    meta::call_path(
+                        &catalog,
+                        &self.settings,
+                        headers,
+                        trace_context,
+                        path,
+                        arguments,
+                    )
+                    .await
                 }
                 _ => meta::not_found(&catalog, name),
             },

@@ -179,6 +179,11 @@ impl FromRequest<AppState> for CallEnvelope {
             call: Call {
                 request,
                 input_errors,
+                // Read only when traces are on: off, a call does no propagation work.
+                trace_context: settings
+                    .traces
+                    .as_ref()
+                    .and_then(|_| crate::traces::from_headers(&parts.headers)),
             },
         })
     }

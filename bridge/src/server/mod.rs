@@ -68,6 +68,8 @@ pub struct ServerSettings {
     pub metrics_public: bool,
     /// Where repeated `call_id`s are answered from; `None`: every call runs.
     pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
+    /// Where calls are traced (OTLP); `None` when traces are off, the default.
+    pub traces: Option<Arc<crate::traces::Traces>>,
 }
 
 impl Default for ServerSettings {
@@ -84,6 +86,7 @@ impl Default for ServerSettings {
             metrics: None,
             metrics_public: false,
             idempotency: None,
+            traces: None,
         }
     }
 }

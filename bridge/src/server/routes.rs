@@ -202,7 +202,10 @@ pub(super) async fn call_tool(
         crate::call::call(
             &catalog,
             settings.call_timeout,
-            settings.metrics.as_deref(),
+            crate::call::Observe {
+                metrics: settings.metrics.as_deref(),
+                traces: settings.traces.as_deref(),
+            },
             call,
         )
     };

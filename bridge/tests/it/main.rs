@@ -12,4 +12,5 @@ mod metrics;
 mod per_caller;
 mod readme;
 mod reload;
+mod traces;
 mod web;

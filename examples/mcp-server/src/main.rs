@@ -7,7 +7,7 @@
 //! example-mcp-server --sse 127.0.0.1:0    # legacy HTTP+SSE; prints http://ADDR/sse
 //!
 //! # fault options, for the bridge's regression tests (issue 8):
-//! --fault-tools     # also list `env`, `huge` and `deep` (see `tools`)
+//! --fault-tools     # also list `env`, `huge`, `deep`, `ask` and `trace` (see `tools`)
 //! --ignore-eof      # stdio: keep running after stdin closes, like a careless server
 //! --grandchild      # start a child (`sleep`) in our process group, like `npx` → `node`
 //!

@@ -238,6 +238,11 @@ fn fault_tools() -> Vec<mcp::Tool> {
             "description": "Greets the user, after asking for their name.",
             "inputSchema": {"type": "object", "properties": {}}
         })),
+        tool(json!({
+            "name": "trace",
+            "description": "The W3C trace context the call carried in `_meta` (SEP-414).",
+            "inputSchema": {"type": "object", "properties": {}}
+        })),
     ]
 }
 
@@ -498,6 +503,11 @@ impl DemoServer {
                 Ok(mcp::CallToolResult::structured(json!({ "vars": vars })))
             }
             "huge" => Ok(text("x".repeat(args::<Huge>(request)?.bytes))),
+            // The server loop moved `params._meta` into the context before dispatch.
+            "trace" => Ok(mcp::CallToolResult::structured(json!({
+                "traceparent": context.meta.get_traceparent(),
+                "tracestate": context.meta.get_tracestate(),
+            }))),
             "deep" => {
                 // Objects, since structuredContent must be one.
                 let mut value = json!("bottom");

@@ -67,6 +67,7 @@ fn call(tool: &Arc<MappedTool>, input: Value) -> ToolCall {
         context: CallContext::default(),
         call_id: "test".to_owned(),
         trace_id: None,
+        trace_context: None,
     }
 }
 

@@ -20,6 +20,7 @@ async fn a_document_fetched_over_http_resolves_its_relative_server() {
             context: CallContext::default(),
             call_id: "c".into(),
             trace_id: None,
+            trace_context: None,
         })
         .await
         .unwrap();
@@ -95,6 +96,7 @@ async fn sibling_file_refs_are_read_for_a_file_document() {
             context: CallContext::default(),
             call_id: "c".into(),
             trace_id: None,
+            trace_context: None,
         })
         .await
         .unwrap();

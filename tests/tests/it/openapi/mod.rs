@@ -97,6 +97,7 @@ impl Fixture {
                 context,
                 call_id: "call-1".into(),
                 trace_id: trace_id.map(str::to_owned),
+                trace_context: None,
             })
             .await
     }

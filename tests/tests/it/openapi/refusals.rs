@@ -80,6 +80,7 @@ async fn issue_8_a_source_whose_every_server_is_refused_fails() {
             context: CallContext::default(),
             call_id: "c".into(),
             trace_id: None,
+            trace_context: None,
         })
         .await
         .unwrap();
