@@ -60,7 +60,8 @@ wait_ready() {
     exit 1
 }
 BRIDGE_URL="http://127.0.0.1:$BRIDGE_PORT/tools/call"
-BRIDGE_BODY='{"$schema":"otc://1.0","request":{"call_id":"bench","tool_id":"Everything.Echo","input":{"message":"hi"}}}'
+# No call_id: a repeated one is answered from the idempotency store, not by the upstream.
+BRIDGE_BODY='{"$schema":"otc://1.0","request":{"tool_id":"Everything.Echo","input":{"message":"hi"}}}'
 MCPO_URL="http://127.0.0.1:$MCPO_PORT/echo"
 MCPO_BODY='{"message":"hi"}'
 wait_ready "$BRIDGE_URL" "$BRIDGE_BODY"
