@@ -158,13 +158,8 @@ impl SseTransport {
                 source: Some(Box::new(e)),
             })?;
         let status = response.status();
-        if matches!(status.as_u16(), 401 | 403)
-            && let Some(challenge) = response
-                .headers()
-                .get(reqwest::header::WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-        {
-            return Err(Opening::Challenge(challenge.to_owned()));
+        if let Some(challenge) = challenge(&response) {
+            return Err(Opening::Challenge(challenge));
         }
         if !status.is_success() {
             return Err(AdapterError::Unreachable {
@@ -270,15 +265,8 @@ impl Transport<RoleClient> for SseTransport {
             };
             let response = request.send().await?;
             let status = response.status();
-            if matches!(status.as_u16(), 401 | 403)
-                && let Some(challenge) = response
-                    .headers()
-                    .get(reqwest::header::WWW_AUTHENTICATE)
-                    .and_then(|v| v.to_str().ok())
-            {
-                return Err(SseError::Unauthorized(AuthRequiredError::new(
-                    challenge.to_owned(),
-                )));
+            if let Some(challenge) = challenge(&response) {
+                return Err(SseError::Unauthorized(AuthRequiredError::new(challenge)));
             }
             if !status.is_success() {
                 return Err(SseError::Status(status.as_u16()));
@@ -301,6 +289,15 @@ impl Drop for SseTransport {
     fn drop(&mut self) {
         self.reader.abort();
     }
+}
+
+/// The `WWW-Authenticate` challenge of a 401, or of a 403 (more scopes), when there is one.
+fn challenge(response: &reqwest::Response) -> Option<String> {
+    if !matches!(response.status().as_u16(), 401 | 403) {
+        return None;
+    }
+    let header = response.headers().get(reqwest::header::WWW_AUTHENTICATE)?;
+    header.to_str().ok().map(str::to_owned)
 }
 
 /// What a decoded SSE item means for rmcp: a server message, a refusal standing for one, or

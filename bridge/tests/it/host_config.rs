@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, run};
+use crate::binary::{Running, get_json, run};
 
 /// The example MCP server over streamable HTTP on loopback: the child and its URL.
 async fn example_http(bin: &PathBuf) -> (Child, String) {
@@ -84,12 +84,7 @@ async fn serves_three_sources(config_path: &str, second_echo: &str) -> String {
         log,
     );
     let url = bridge.url().await;
-    let health: Value = reqwest::get(format!("{url}/health"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = get_json(&format!("{url}/health")).await;
     assert_eq!(health["status"], "ready", "{health}");
     let mut names: Vec<&str> = health["sources"]
         .as_array()

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, example_server, repo_root};
+use crate::binary::{Running, example_server, free_port, repo_root};
 
 struct Client {
     http: reqwest::Client,
@@ -137,14 +137,6 @@ async fn ready_line(child: &mut Child, what: &str) -> String {
     tokio::time::timeout(Duration::from_secs(30), read)
         .await
         .unwrap_or_else(|_| panic!("{what} was not ready within 30 s"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, repo_root};
+use crate::binary::{Running, free_port, repo_root};
 
 /// A server process of the test bed, and the URL its `READY` line gave.
 struct Server {
@@ -42,14 +42,6 @@ async fn start(mut command: Command, what: &str) -> Server {
         .unwrap_or_else(|| panic!("{what} said {ready:?}"))
         .to_owned();
     Server { _child: child, url }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// The user signs in as `login` at `url`; returns where the browser is sent back to.

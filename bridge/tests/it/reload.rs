@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::binary::{Running, example_server, repo_root};
+use crate::binary::{Running, example_server, get_json, repo_root};
 
 /// A source named `name` (toolkit `Name`): the example server as a child whose environment says
 /// which source it is, so its pid can be found.
@@ -73,12 +73,7 @@ fn child_pids(bridge_pid: u32, name: &str) -> Vec<u32> {
 }
 
 async fn tool_ids(url: &str) -> Vec<String> {
-    let tools: Value = reqwest::get(format!("{url}/tools"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tools = get_json(&format!("{url}/tools")).await;
     tools["tools"]
         .as_array()
         .unwrap()

@@ -20,7 +20,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use prost::Message as _;
 use serde_json::{Value, json};
 
-use crate::binary::Running;
+use crate::binary::{Running, get_json};
 
 /// One exported span, the parts the tests read (ids in lowercase hex).
 #[derive(Debug, Clone)]
@@ -160,12 +160,7 @@ async fn bridge(upstream: &str, env: &[(&str, &str)]) -> (Running, String) {
 
 /// The id of the one tool whose id starts with `prefix`.
 async fn tool_id(url: &str, prefix: &str) -> String {
-    let tools: Value = reqwest::get(format!("{url}/tools"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tools = get_json(&format!("{url}/tools")).await;
     let ids: Vec<String> = tools["tools"]
         .as_array()
         .unwrap()
