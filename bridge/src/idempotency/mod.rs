@@ -34,9 +34,9 @@ use crate::rescue::ApiError;
 pub struct IdempotencyConfig {
     /// How long a response is kept for repeats.
     pub window_secs: u64,
-    /// At most this many responses are kept in memory (the oldest go first).
+    /// At most this many responses are kept (the oldest go first), in memory or in Redis.
     pub max_entries: usize,
-    /// At most this many bytes of responses are kept in memory.
+    /// At most this many bytes of responses are kept in memory; in Redis, the largest one kept.
     pub max_bytes: usize,
     /// What a call does when the shared store cannot be reached.
     pub on_store_error: OnStoreError,
@@ -108,7 +108,10 @@ impl Idempotency {
                 config.max_bytes,
             )),
             Some(url) if url.starts_with("redis://") || url.starts_with("rediss://") => {
-                Store::Redis(redis::RedisStore::connect(url, window, config.max_bytes).await?)
+                Store::Redis(
+                    redis::RedisStore::connect(url, window, config.max_bytes, config.max_entries)
+                        .await?,
+                )
             }
             Some(other) => {
                 return Err(format!(

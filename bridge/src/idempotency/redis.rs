@@ -4,7 +4,10 @@
 //! (the first call is running somewhere; `SET NX` makes exactly one replica the runner) or `D` +
 //! fingerprint + the response's JSON (kept for the window). A repeat that finds `P` polls until
 //! `D` appears or the marker expires (its runner died): the marker lives [`PENDING_TTL`] at most.
-//! Every Redis request has a deadline ([`TIMEOUT`]); what happens when Redis cannot be reached is
+//! Stored answers are bounded like the memory store's: each by `max_bytes`, and in number by
+//! `max_entries`, through a sorted set of the stored keys (`otc-bridge:calls`, scored by the
+//! time they were stored): storing one trims the set to the window and to `max_entries`, oldest
+//! first, and deletes what it trimmed, in one script. Every Redis request has a deadline ([`TIMEOUT`]); what happens when Redis cannot be reached is
 //! the bridge's `idempotency.on_store_error`.
 
 use std::time::{Duration, Instant};
@@ -25,10 +28,33 @@ const TIMEOUT: Duration = Duration::from_secs(2);
 
 const PREFIX: &[u8] = b"otc-bridge:call:";
 
+/// The stored answers' keys, scored by when they were stored (milliseconds, Redis's clock).
+const INDEX: &str = "otc-bridge:calls";
+
+/// Stores an answer and trims the index to the window and to `max_entries`, oldest first.
+/// KEYS: the answer's key, the index; ARGV: the value, the window (ms), `max_entries`.
+const STORE: &str = r"
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ms, KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ms - tonumber(ARGV[2]))
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
+if excess > 0 then
+  for _, key in ipairs(redis.call('ZRANGE', KEYS[2], 0, excess - 1)) do
+    redis.call('DEL', key)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+";
+
 pub(super) struct RedisStore {
     connection: ConnectionManager,
     window: Duration,
     max_bytes: usize,
+    max_entries: usize,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -46,6 +72,7 @@ impl RedisStore {
         url: &str,
         window: Duration,
         max_bytes: usize,
+        max_entries: usize,
     ) -> Result<Self, String> {
         // The URL may carry a password: errors name the host only.
         let shown = url::Url::parse(url)
@@ -66,6 +93,7 @@ impl RedisStore {
             connection,
             window,
             max_bytes,
+            max_entries: max_entries.max(1),
         })
     }
 
@@ -92,6 +120,7 @@ impl RedisStore {
                     fingerprint,
                     window: self.window,
                     max_bytes: self.max_bytes,
+                    max_entries: self.max_entries,
                     finished: false,
                 })));
             }
@@ -149,6 +178,7 @@ pub(super) struct Ticket {
     fingerprint: Fingerprint,
     window: Duration,
     max_bytes: usize,
+    max_entries: usize,
     finished: bool,
 }
 
@@ -165,13 +195,15 @@ impl Ticket {
             Some(bytes) if bytes.len() <= self.max_bytes => {
                 let mut value = b"D".to_vec();
                 value.extend_from_slice(&bytes);
-                redis::cmd("SET")
-                    .arg(&self.key)
+                redis::Script::new(STORE)
+                    .key(&self.key)
+                    .key(INDEX)
                     .arg(value)
-                    .arg("PX")
                     .arg(millis(self.window))
-                    .query_async::<()>(&mut connection)
+                    .arg(self.max_entries)
+                    .invoke_async::<i64>(&mut connection)
                     .await
+                    .map(|_| ())
                     .map_err(failed)
             }
             _ => release(&mut connection, &self.key).await,

@@ -176,7 +176,7 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
     std::fs::write(
         &config,
         format!(
-            "state: redis://127.0.0.1:{port}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
+            "state: redis://127.0.0.1:{port}\nidempotency: {{max_entries: 3}}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
         ),
     )
     .unwrap();
@@ -223,6 +223,29 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
     assert_eq!(one.0, 200, "{}", one.1);
     assert_eq!(one, two);
     assert_eq!(a.upstream_calls().await, before + 2);
+
+    // Stored answers are bounded in number across replicas: two more push out the oldest (r1),
+    // whose repeat then runs again.
+    for id in ["r4", "r5"] {
+        let (status, _) = a.call(ECHO, json!({"message": id}), Some(id)).await;
+        assert_eq!(status, 200);
+    }
+    let before = a.upstream_calls().await;
+    let (status, _) = b.call(ECHO, json!({"message": "once"}), Some("r1")).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        b.upstream_calls().await,
+        before + 2,
+        "the oldest answer was kept"
+    );
+    let before = a.upstream_calls().await;
+    let (status, _) = b.call(ECHO, json!({"message": "r5"}), Some("r5")).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        b.upstream_calls().await,
+        before + 1,
+        "a recent answer was dropped"
+    );
 
     // Redis gone: calls go on without the duplicate check (the default, `on_store_error: open`).
     redis.0.kill().await.unwrap();
