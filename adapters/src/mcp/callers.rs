@@ -71,7 +71,9 @@ impl Callers {
         params: mcp::CallToolRequestParams,
     ) -> Result<mcp::CallToolResponse, AdapterError> {
         let Some(token) = token.filter(|t| !t.is_empty()) else {
-            return Err(self.challenge("the call carries no token for it").await);
+            return Err(self
+                .challenge("the call carries no token for it", &self.gate.scopes)
+                .await);
         };
         let key: Key = Sha256::digest(token.as_bytes()).into();
         // Concurrent first calls with one token open one session: they share the cell.
@@ -90,9 +92,7 @@ impl Callers {
             Err(failed) => {
                 self.forget(&key, &cell);
                 return Err(match failed {
-                    Failed::Challenge(_) => {
-                        self.challenge("the MCP server refused the token").await
-                    }
+                    Failed::Challenge(refusal) => self.refused(&refusal).await,
                     other => other.into_error(),
                 });
             }
@@ -100,9 +100,11 @@ impl Callers {
         match pooled.peer.call_tool_once(params).await {
             Ok(result) => Ok(result),
             Err(error) if error.auth_challenge().is_some() => {
-                // Expired or revoked since the session opened.
+                // Expired or revoked since the session opened, or short of a scope this call
+                // needs.
                 self.forget(&key, &cell);
-                Err(self.challenge("the MCP server refused the token").await)
+                let refusal = error.auth_challenge().unwrap_or_default();
+                Err(self.refused(refusal).await)
             }
             Err(error) => match convert::service_error(error) {
                 Failure::Error(error) => Err(error),
@@ -122,9 +124,22 @@ impl Callers {
         }
     }
 
+    /// The challenge for a caller whose token the server refused with `www_authenticate`.
+    async fn refused(&self, www_authenticate: &str) -> AdapterError {
+        let scopes = self.gate.scopes_after(www_authenticate);
+        if scopes.len() > self.gate.scopes.len() {
+            let more = scopes[self.gate.scopes.len()..].join(" ");
+            let reason = format!("the MCP server wants more scope for this call ({more})");
+            self.challenge(&reason, &scopes).await
+        } else {
+            self.challenge("the MCP server refused the token", &scopes)
+                .await
+        }
+    }
+
     /// The challenge for a caller, or the error that says why none could be made.
-    pub(crate) async fn challenge(&self, reason: &str) -> AdapterError {
-        match self.gate.challenge().await {
+    pub(crate) async fn challenge(&self, reason: &str, scopes: &[String]) -> AdapterError {
+        match self.gate.challenge(scopes).await {
             Ok(challenge) => AdapterError::AuthorizationRequired {
                 challenge: Box::new(challenge),
                 reason: reason.to_owned(),

@@ -91,11 +91,14 @@ pub enum AuthConfig {
 ///   scopes: [read, write]            # else those the server asks for, else scopes_supported
 ///   token_file: /var/lib/otc/tokens.json   # default: <config dir>/otc-bridge/tokens/<source>.json
 ///   per_caller: true                 # calls carry each caller's own token (see below)
+///   caller_scopes: [read]            # what callers' sign-ins ask for; default: `scopes`
 /// ```
 ///
 /// With `per_caller`, the bridge's own token (from `grant`) only lists the tools; each call is
 /// sent with the token its caller gives in `context.authorization`, and a call without one (or
-/// with one the server refuses) is answered with the standard's authorization challenge.
+/// with one the server refuses) is answered with the standard's authorization challenge. A
+/// caller's token refused for want of scope (403 `insufficient_scope`) gets a challenge for
+/// `caller_scopes` plus the scopes the server asked for (else all it supports): a step-up.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OAuthConfig {
@@ -115,6 +118,9 @@ pub struct OAuthConfig {
     pub token_file: Option<PathBuf>,
     /// Calls are sent with each caller's own token (`context.authorization`), not the bridge's.
     pub per_caller: bool,
+    /// The scopes callers' sign-ins ask for (`per_caller`); default: `scopes`, else all the
+    /// server supports. Apart from `scopes`, which the bridge's own grant asks for.
+    pub caller_scopes: Option<Vec<String>>,
 }
 
 /// How the bridge obtains its token.

@@ -376,7 +376,7 @@ impl Adapter for McpAdapter {
     ) -> Result<Option<ToolAuthorizationChallenge>, AdapterError> {
         match &self.shared.callers {
             Some(callers) if callers.gate.issuer == provider => {
-                callers.gate.challenge().await.map(Some)
+                callers.gate.challenge(&callers.gate.scopes).await.map(Some)
             }
             _ => Ok(None),
         }

@@ -97,14 +97,28 @@ impl Otc {
     ) -> (String, String) {
         let (status, body) = self.call("OtcOauthE2e.Whoami", json!({}), None).await;
         assert_eq!(status, 400, "{body}");
+        self.complete(&body, python, issuer, login, "tools").await
+    }
+
+    /// Completes the challenge of the 400 `body` as `login`, checking that it asks for
+    /// `scope`; returns the token and the authorization code.
+    async fn complete(
+        &self,
+        body: &Value,
+        python: &std::path::Path,
+        issuer: &str,
+        login: &str,
+        scope: &str,
+    ) -> (String, String) {
         let challenge = &body["missing_requirements"]["authorization"][0];
         assert_eq!(challenge["id"], issuer, "{body}");
         let url = challenge["url"].as_str().unwrap();
         let check_url = challenge["check_url"].as_str().unwrap();
         assert!(url.starts_with(&format!("{issuer}/auth?")), "{url}");
-        for part in ["code_challenge_method=S256", "resource=", "scope=tools"] {
+        for part in ["code_challenge_method=S256", "resource="] {
             assert!(url.contains(part), "{part} missing from {url}");
         }
+        assert_eq!(query(url, "scope").as_deref(), Some(scope), "{url}");
         assert!(check_url.starts_with(&format!("{}/oauth/check/", self.bridge)));
         let (_, pending) = self.get(check_url).await;
         assert_eq!(
@@ -135,15 +149,16 @@ impl Otc {
         let again: Value = serde_json::from_str(&again).unwrap();
         assert_eq!(again["status"], "completed");
         assert!(again.get("token").is_none(), "{again}");
-        let code = url::Url::parse(&back)
-            .unwrap()
-            .query_pairs()
-            .find(|(k, _)| k == "code")
-            .unwrap()
-            .1
-            .into_owned();
-        (token, code)
+        (token, query(&back, "code").unwrap())
     }
+}
+
+fn query(url: &str, name: &str) -> Option<String> {
+    url::Url::parse(url)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
 }
 
 #[tokio::test]
@@ -157,81 +172,134 @@ async fn per_caller_tokens_work_over_legacy_sse_too() {
     per_caller_flow("sse").await;
 }
 
-/// The whole flow with the MCP server on `transport` (a `transport.type` of the config).
-async fn per_caller_flow(transport: &str) {
-    let Some(corpus) = otc_fixtures::corpus_dir() else {
-        return;
-    };
-    let (path, server_transport) = match transport {
-        "sse" => ("sse", "sse"),
-        _ => ("mcp", "streamable-http"),
-    };
-    let node = corpus.join("node22/node_modules/.bin/node");
-    let python = corpus.join("venv/bin/python");
-    for (path, script) in [
-        (&node, "scripts/install-mcp-conformance.sh"),
-        (
-            &corpus.join("oauth-server/node_modules/oidc-provider"),
-            "scripts/install-oauth-server.sh",
-        ),
-        (&python, "scripts/install-python-client.sh"),
-    ] {
-        assert!(path.exists(), "{} is missing: run {script}", path.display());
+/// The test bed: the authorization server, the MCP server on `transport` (a `transport.type`
+/// of the config) and the bridge; `caller_auth` is added to the source's `auth`. `None` when
+/// the corpus is not set up (a fresh clone without `../shared/`).
+struct Bed {
+    _servers: [Server; 2],
+    bridge: Running,
+    otc: Otc,
+    issuer: String,
+    python: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    log_path: std::path::PathBuf,
+}
+
+impl Bed {
+    async fn start(transport: &str, caller_auth: &str) -> Option<Self> {
+        let corpus = otc_fixtures::corpus_dir()?;
+        let (path, server_transport) = match transport {
+            "sse" => ("sse", "sse"),
+            _ => ("mcp", "streamable-http"),
+        };
+        let node = corpus.join("node22/node_modules/.bin/node");
+        let python = corpus.join("venv/bin/python");
+        for (path, script) in [
+            (&node, "scripts/install-mcp-conformance.sh"),
+            (
+                &corpus.join("oauth-server/node_modules/oidc-provider"),
+                "scripts/install-oauth-server.sh",
+            ),
+            (&python, "scripts/install-python-client.sh"),
+        ] {
+            assert!(path.exists(), "{} is missing: run {script}", path.display());
+        }
+
+        let mcp_port = free_port();
+        let resource = format!("http://127.0.0.1:{mcp_port}/{path}");
+        let mut provider = Command::new(&node);
+        provider
+            .arg(repo_root().join("scripts/oauth-e2e/provider.mjs"))
+            .args(["--port", "0", "--resource", &resource])
+            .env("OTC_CORPUS_DIR", &corpus);
+        let authorization_server = start(provider, "the authorization server").await;
+        let issuer = authorization_server.url.clone();
+        let mut server = Command::new(&python);
+        server
+            .arg(repo_root().join("scripts/oauth-e2e/mcp_server.py"))
+            .args(["--port", &mcp_port.to_string(), "--issuer", &issuer])
+            .args(["--transport", server_transport]);
+        let mcp = start(server, "the MCP server").await;
+        assert_eq!(mcp.url, resource);
+
+        // The bridge lists with its own token (client_credentials); calls carry each caller's.
+        let dir = std::env::temp_dir().join(format!(
+            "otc-bridge-per-caller-{transport}-{}-{}",
+            caller_auth.len(),
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("bridge.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "sources:\n  - type: mcp\n    name: tracker\n    transport:\n      type: {transport}\n      url: {resource}\n    auth:\n      type: oauth\n      grant: client_credentials\n      client_id: otc-bridge-service\n      client_secret: {{env: TRACKER_SECRET}}\n      scopes: [tools]\n      per_caller: true\n      token_file: {}\n{caller_auth}",
+                dir.join("tokens.json").display()
+            ),
+        )
+        .unwrap();
+        let log_path = dir.join("bridge.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut bridge = Running::spawn_with_stderr(
+            &[
+                "--config",
+                config.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+                "--log-level",
+                "debug",
+            ],
+            &[("TRACKER_SECRET", "service-secret")],
+            log,
+        );
+        let otc = Otc {
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            bridge: bridge.url().await,
+        };
+        Some(Self {
+            _servers: [authorization_server, mcp],
+            bridge,
+            otc,
+            issuer,
+            python,
+            dir,
+            log_path,
+        })
     }
 
-    let mcp_port = free_port();
-    let resource = format!("http://127.0.0.1:{mcp_port}/{path}");
-    let mut provider = Command::new(&node);
-    provider
-        .arg(repo_root().join("scripts/oauth-e2e/provider.mjs"))
-        .args(["--port", "0", "--resource", &resource])
-        .env("OTC_CORPUS_DIR", &corpus);
-    let authorization_server = start(provider, "the authorization server").await;
-    let issuer = authorization_server.url.clone();
-    let mut server = Command::new(&python);
-    server
-        .arg(repo_root().join("scripts/oauth-e2e/mcp_server.py"))
-        .args(["--port", &mcp_port.to_string(), "--issuer", &issuer])
-        .args(["--transport", server_transport]);
-    let mcp = start(server, "the MCP server").await;
-    assert_eq!(mcp.url, resource);
+    /// Stops the bridge and returns its log, checking that no `secret` and no check id is in it.
+    async fn stop(self, secrets: &[&str]) -> String {
+        self.bridge.interrupt().await;
+        let log = std::fs::read_to_string(&self.log_path).unwrap();
+        assert!(log.contains("/tools/call"), "the log is empty: {log}");
+        for secret in secrets.iter().chain(&["service-secret"]) {
+            assert!(
+                !log.contains(secret),
+                "a token, code or secret reached the log"
+            );
+        }
+        // Nor a check id, which collects a token.
+        let check_ids = log.matches("/oauth/check/").count();
+        assert_eq!(check_ids, log.matches("/oauth/check/…").count(), "{log}");
+        let _ = std::fs::remove_dir_all(&self.dir);
+        log
+    }
+}
 
-    // The bridge lists with its own token (client_credentials); calls carry each caller's.
-    let dir = std::env::temp_dir().join(format!(
-        "otc-bridge-per-caller-{transport}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("bridge.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "sources:\n  - type: mcp\n    name: tracker\n    transport:\n      type: {transport}\n      url: {resource}\n    auth:\n      type: oauth\n      grant: client_credentials\n      client_id: otc-bridge-service\n      client_secret: {{env: TRACKER_SECRET}}\n      scopes: [tools]\n      per_caller: true\n      token_file: {}\n",
-            dir.join("tokens.json").display()
-        ),
-    )
-    .unwrap();
-    let log_path = dir.join("bridge.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut bridge = Running::spawn_with_stderr(
-        &[
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--log-level",
-            "debug",
-        ],
-        &[("TRACKER_SECRET", "service-secret")],
-        log,
-    );
-    let otc = Otc {
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap(),
-        bridge: bridge.url().await,
+/// The whole flow with the MCP server on `transport`.
+async fn per_caller_flow(transport: &str) {
+    let Some(bed) = Bed::start(transport, "").await else {
+        return;
     };
+    let (otc, issuer, python, dir) = (
+        &bed.otc,
+        bed.issuer.clone(),
+        bed.python.clone(),
+        bed.dir.clone(),
+    );
 
     // Each tool declares the authorization server as the provider its caller must sign in to.
     let tools: Value = otc
@@ -289,17 +357,10 @@ async fn per_caller_flow(transport: &str) {
     assert!(body["missing_requirements"]["authorization"][0]["check_url"].is_string());
     let client_id = {
         let (_, body) = otc.call("OtcOauthE2e.Whoami", json!({}), None).await;
-        let url = url::Url::parse(
-            body["missing_requirements"]["authorization"][0]["url"]
-                .as_str()
-                .unwrap(),
-        )
-        .unwrap();
-        url.query_pairs()
-            .find(|(k, _)| k == "client_id")
-            .unwrap()
-            .1
-            .into_owned()
+        let url = body["missing_requirements"]["authorization"][0]["url"]
+            .as_str()
+            .unwrap();
+        query(url, "client_id").unwrap()
     };
     let revoked = otc
         .http
@@ -375,25 +436,43 @@ async fn per_caller_flow(transport: &str) {
         assert_eq!(status, 200, "{body}");
     }
 
-    bridge.interrupt().await;
-    let log = std::fs::read_to_string(&log_path).unwrap();
-    assert!(log.contains("/tools/call"), "the log is empty: {log}");
+    let log = bed
+        .stop(&[&alice, &bob, &alice_code, &bob_code, &first])
+        .await;
     assert!(log.contains("/oauth/check/…"), "{log}");
-    for secret in [
-        &alice,
-        &bob,
-        &alice_code,
-        &bob_code,
-        &first,
-        "service-secret",
-    ] {
-        assert!(
-            !log.contains(secret),
-            "a token, code or secret reached the log"
-        );
-    }
-    // Nor a check id, which collects a token.
-    let check_ids = log.matches("/oauth/check/").count();
-    assert_eq!(check_ids, log.matches("/oauth/check/…").count(), "{log}");
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A caller signed in without the scope the server requires (`caller_scopes: [openid]`) is
+/// refused with 403 `insufficient_scope`; its next challenge asks for that scope too (the
+/// Python SDK names none, so the server's `scopes_supported`), and the new token works.
+#[tokio::test]
+async fn a_caller_short_of_a_scope_is_challenged_for_more() {
+    let Some(bed) = Bed::start("streamable_http", "      caller_scopes: [openid]\n").await else {
+        return;
+    };
+    let (otc, issuer, python) = (&bed.otc, bed.issuer.as_str(), bed.python.as_path());
+    let (status, body) = otc.call("OtcOauthE2e.Whoami", json!({}), None).await;
+    assert_eq!(status, 400, "{body}");
+    let (narrow, narrow_code) = otc.complete(&body, python, issuer, "carol", "openid").await;
+
+    let (status, body) = otc
+        .call("OtcOauthE2e.Whoami", json!({}), Some((issuer, &narrow)))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("more scope"),
+        "{body}"
+    );
+    let (wide, wide_code) = otc
+        .complete(&body, python, issuer, "carol", "openid tools")
+        .await;
+    let (status, body) = otc
+        .call("OtcOauthE2e.Whoami", json!({}), Some((issuer, &wide)))
+        .await;
+    assert_eq!(
+        (status, &body["value"]["result"]),
+        (200, &json!("carol")),
+        "{body}"
+    );
+    bed.stop(&[&narrow, &narrow_code, &wide, &wide_code]).await;
 }

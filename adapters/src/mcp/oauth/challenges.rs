@@ -22,6 +22,7 @@ use otc_mappings::otc::ToolAuthorizationChallenge;
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
     AuthorizationSession, CredentialStore, StateStore, StoredAuthorizationState, StoredCredentials,
+    WWWAuthenticateParams,
 };
 
 use super::super::config::{OAuthConfig, OAuthGrant};
@@ -283,6 +284,9 @@ pub(crate) struct CallerGate {
     pub(crate) issuer: String,
     /// The scopes each sign-in asks for.
     pub(crate) scopes: Vec<String>,
+    /// The scopes the server supports (its resource metadata, else the authorization
+    /// server's): a step-up asks for them when the server's refusal names none.
+    supported: Vec<String>,
     challenges: Arc<Challenges>,
     url: String,
 }
@@ -324,11 +328,22 @@ impl CallerGate {
         manager.set_metadata(found.metadata);
         manager.set_credential_store(Discard);
         manager.set_state_store(StateSlots(challenges.clone()));
-        let mut request =
-            AuthorizationRequest::new(challenges.callback_url()).with_client_name("otc-bridge");
-        if let Some(scopes) = &oauth.scopes {
-            request = request.with_scopes(scopes.iter().cloned());
-        }
+        // Callers are handed the access token alone: a refresh token (`offline_access`, which
+        // rmcp adds when the server supports it) would be issued for nobody.
+        let mut supported = manager.select_scopes(None, &[]);
+        supported.retain(|scope| scope != "offline_access");
+        let scopes = oauth
+            .caller_scopes
+            .clone()
+            .or_else(|| oauth.scopes.clone())
+            .unwrap_or_else(|| supported.clone());
+        // The client is registered for every scope a step-up may ask for: an authorization
+        // server may refuse a client the scopes it did not register.
+        let mut registered = scopes.clone();
+        registered.extend(supported.iter().filter(|s| !scopes.contains(s)).cloned());
+        let mut request = AuthorizationRequest::new(challenges.callback_url())
+            .with_client_name("otc-bridge")
+            .with_scopes(registered);
         // A bridge behind a public URL is a web client; on loopback, a native one (RFC 8252).
         if !is_loopback(challenges.callback_url()) {
             request = request.with_application_type("web");
@@ -345,7 +360,6 @@ impl CallerGate {
                 request = request.with_client_secret(secret.resolve("auth.client_secret")?);
             }
         }
-        let scopes_asked = request.scopes.clone();
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, error)| failed(error))?;
@@ -353,26 +367,31 @@ impl CallerGate {
         if let Some(state) = query_param(&session.auth_url, "state") {
             challenges.lock().remove(&state);
         }
-        let manager = session.auth_manager;
-        let scopes = if scopes_asked.is_empty() {
-            manager.select_scopes(None, &[])
-        } else {
-            scopes_asked
-        };
         Ok(Arc::new(Self {
-            manager,
+            manager: session.auth_manager,
             issuer,
             scopes,
+            supported,
             challenges,
             url: url.to_owned(),
         }))
     }
 
-    /// A new challenge for a caller: a fresh authorization request and its check URL.
+    /// The scopes a new sign-in asks for after the server refused a caller's token with
+    /// `www_authenticate`: for a 403 `insufficient_scope`, the usual scopes plus those it
+    /// names (else all it supports), so that the caller's next token has them; otherwise (an
+    /// expired or revoked token) the usual scopes.
+    pub(crate) fn scopes_after(&self, www_authenticate: &str) -> Vec<String> {
+        step_up(&self.scopes, &self.supported, www_authenticate, &self.url)
+    }
+
+    /// A new challenge for a caller: a fresh authorization request for `scopes` and its check
+    /// URL.
     pub(crate) async fn challenge(
         self: &Arc<Self>,
+        scopes: &[String],
     ) -> Result<ToolAuthorizationChallenge, AdapterError> {
-        let scopes: Vec<&str> = self.scopes.iter().map(String::as_str).collect();
+        let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
         let url = self
             .manager
             .get_authorization_url(&scopes)
@@ -399,6 +418,33 @@ impl CallerGate {
             check_url: Some(format!("{}{check_id}", self.challenges.check)),
         })
     }
+}
+
+/// [`CallerGate::scopes_after`], for the server at `url`.
+fn step_up(
+    scopes: &[String],
+    supported: &[String],
+    www_authenticate: &str,
+    url: &str,
+) -> Vec<String> {
+    let Ok(base) = url::Url::parse(url) else {
+        return scopes.to_vec();
+    };
+    let params = WWWAuthenticateParams::parse(www_authenticate, &base);
+    if !params.is_insufficient_scope() {
+        return scopes.to_vec();
+    }
+    let wanted: Vec<&str> = match params.scope.as_deref() {
+        Some(scope) if !scope.trim().is_empty() => scope.split_whitespace().collect(),
+        _ => supported.iter().map(String::as_str).collect(),
+    };
+    let mut scopes = scopes.to_vec();
+    for scope in wanted {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    scopes
 }
 
 fn query_param(url: &str, name: &str) -> Option<String> {
@@ -451,6 +497,29 @@ mod tests {
         slots.delete(&last).await.unwrap();
         assert!(slots.load(&last).await.unwrap().is_none());
         assert!(challenges.lock().contains_key(&last));
+    }
+
+    #[test]
+    fn a_refusal_for_want_of_scope_asks_for_more() {
+        let url = "http://127.0.0.1:9/mcp";
+        let strings = |s: &[&str]| s.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let (scopes, supported) = (strings(&["read"]), strings(&["read", "write", "admin"]));
+        // The scope the server names is added to the usual ones.
+        let named = r#"Bearer error="insufficient_scope", scope="read admin""#;
+        assert_eq!(
+            step_up(&scopes, &supported, named, url),
+            strings(&["read", "admin"])
+        );
+        // None named (the Python SDK's 403): all the server supports.
+        let unnamed =
+            r#"Bearer error="insufficient_scope", error_description="Required scope: admin""#;
+        assert_eq!(
+            step_up(&scopes, &supported, unnamed, url),
+            strings(&["read", "write", "admin"])
+        );
+        // An expired or revoked token: the usual scopes, no more.
+        let expired = r#"Bearer error="invalid_token", scope="admin""#;
+        assert_eq!(step_up(&scopes, &supported, expired, url), scopes);
     }
 
     #[tokio::test]
