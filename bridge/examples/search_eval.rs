@@ -7,7 +7,7 @@
 //! cargo run --release -p otc-bridge --example search_eval -- \
 //!     --manifest ../shared/corpus/openapi/manifest.json \
 //!     --queries ../shared/search/dev-queries.json [--scale 10000] [--misses] [--half odd|even]
-//!     [--query TEXT] [--dump FILE] [--ranks FILE]
+//!     [--query TEXT [--explain TOOLKIT.TOOL]…] [--dump FILE] [--ranks FILE]
 //! ```
 //!
 //! `--ranks FILE` writes each query's top 50 hits with their scores as JSON lines (for
@@ -67,6 +67,8 @@ struct Args {
     misses: bool,
     /// Rank this one request and print the top ten with scores, instead of the query set.
     query: Option<String>,
+    /// With `--query`: why these tools (`Toolkit.Tool`) rank as they do.
+    explain: Vec<String>,
     /// Only the queries at odd (1, 3, …) or even (0, 2, …) positions of the set: a change that
     /// helps one half and hurts the other fits sentences rather than language.
     half: Option<usize>,
@@ -82,6 +84,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut scale = None;
     let mut misses = false;
     let mut query = None;
+    let mut explain = Vec::new();
     let mut half = None;
     let mut dump = None;
     let mut ranks = None;
@@ -93,6 +96,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--scale" => scale = Some(args.next().context("--scale N")?.parse()?),
             "--misses" => misses = true,
             "--query" => query = Some(args.next().context("--query TEXT")?),
+            "--explain" => explain.push(args.next().context("--explain TOOLKIT.TOOL")?),
             "--dump" => dump = Some(args.next().context("--dump FILE")?.into()),
             "--ranks" => ranks = Some(args.next().context("--ranks FILE")?.into()),
             "--half" => {
@@ -111,6 +115,7 @@ fn parse_args() -> anyhow::Result<Args> {
         scale,
         misses,
         query,
+        explain,
         half,
         dump,
         ranks,
@@ -230,6 +235,15 @@ fn main() -> anyhow::Result<()> {
         for hit in catalog.search_index().search(query, 10, None) {
             let id = &tools[hit.position].definition.id;
             println!("{:8.3}  {}.{}", hit.score, id.toolkit, id.tool);
+        }
+        for wanted in &args.explain {
+            for (position, tool) in tools.iter().enumerate() {
+                let id = &tool.definition.id;
+                if format!("{}.{}", id.toolkit, id.tool) == *wanted {
+                    let why = catalog.search_index().explain(query, position);
+                    println!("{wanted}:\n{why}");
+                }
+            }
         }
         return Ok(());
     }

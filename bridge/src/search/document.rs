@@ -27,10 +27,13 @@ pub(crate) enum Field {
     /// `repos branches`): what the operation acts on, in the API's own nouns, whatever the tool
     /// is named.
     Path,
+    /// The property names of the output schema (`ports`, `selector`, `fullName`): people ask
+    /// for a tool by what it answers ("the name and status of pet 7").
+    Output,
 }
 
 /// The number of fields.
-pub(crate) const FIELDS: usize = 6;
+pub(crate) const FIELDS: usize = 7;
 
 impl Field {
     /// Every field, in index order.
@@ -41,6 +44,7 @@ impl Field {
         Field::ParamNames,
         Field::ParamDescriptions,
         Field::Path,
+        Field::Output,
     ];
 
     /// Whether a match in this field is about the tool itself (its name, toolkit or
@@ -62,6 +66,7 @@ impl Field {
             Field::ParamNames => 0.5,
             Field::ParamDescriptions => 0.2,
             Field::Path => PATH_WEIGHT,
+            Field::Output => 0.3,
         }
     }
 
@@ -76,6 +81,7 @@ impl Field {
             // Some operations take pages of parameter documentation; a match there says little.
             Field::ParamDescriptions => 0.9,
             Field::Path => 0.5,
+            Field::Output => 0.5,
         }
     }
 }
@@ -114,6 +120,9 @@ impl Document {
             Target::Http(plan) => Some((plan.method.as_str(), plan.path.as_str())),
             Target::Named { .. } => None,
         };
+        if let Some(output) = &tool.output_schema {
+            texts.push((Field::Output, parameters(output.as_str()).0));
+        }
         if let Some((_, path)) = operation {
             texts.push((Field::Path, path_literals(path)));
         }

@@ -3,9 +3,11 @@
 //! from definitions in memory and answers from memory, so the caller rebuilds it with the
 //! catalog and swaps both at once.
 //!
-//! **Ranking.** BM25F over six fields of each tool (toolkit, tool name, description, the literal
-//! segments of an HTTP path, parameter names, parameter descriptions; see [`document`]), with identifier splitting and English
-//! stemming ([`tokenize`]). Term frequencies are weighted per field and length-normalised per
+//! **Ranking.** BM25F over seven fields of each tool (toolkit, tool name, description, the
+//! literal segments of an HTTP path, parameter names, parameter descriptions, the output's
+//! property names; see [`document`]), with identifier splitting and English stemming
+//! ([`tokenize`]); a toolkit named in one word (`Petstore`) also holds the words it is made of
+//! ([`compound`]). Term frequencies are weighted per field and length-normalised per
 //! field before BM25's saturation, so a word in a tool's name outweighs the same word repeated
 //! in a long description. The score is then scaled by the query's *coverage*: the share of its
 //! informative (IDF-weighted) words the tool matches, so a tool matching most of what was asked
@@ -24,6 +26,11 @@
 //! own (`/me/…`, `/users/self`). A tool that says it is deprecated ranks below the one that
 //! replaces it. Parameters' allowed values are
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
+//!
+//! **A request that names a product** (a word of a toolkit's name that the rest of the catalog
+//! hardly uses: "in Stride", "ask Wolfram|Alpha") is about that toolkit: its tools pass the
+//! relevance gate and other toolkits' tools rank lower, and other capitalised words it does
+//! not know are values ("Mars"), not services the catalog lacks.
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
 //! informative words and, when it covers less than half of them, also scores well. A word the
@@ -45,6 +52,7 @@
 //! ranker here is a few hundred lines over flat posting arrays; stemming is `rust-stemmers`.
 
 mod action;
+mod compound;
 mod document;
 mod query;
 mod synonyms;
@@ -72,7 +80,7 @@ const MIN_COVERAGE: f32 = 0.25;
 /// word no tool has (so the bar grows with the catalog as IDFs do). Requests that no tool
 /// serves still match a few common words ("create", "list", "folder") and score low.
 const SURE_COVERAGE: f32 = 0.5;
-const MIN_SCORE: f32 = 0.32;
+const MIN_SCORE: f32 = 0.35;
 /// How much a word no tool has counts against coverage, as a share of the IDF such a word
 /// has. A plain word may just be phrased differently from the catalog ("bump", "kanban"), so
 /// it counts for less than its IDF; a capitalised one inside the sentence names a product or
@@ -86,6 +94,8 @@ const WEAK_MATCH_COVERAGE: f32 = 0.5;
 /// the name's words matched)`. Among siblings (`ListX`, `GetX`, `DeleteX`) it prefers the one
 /// whose name says what was asked and little else.
 const NAME_BONUS: f32 = 1.0;
+/// How much a match only in a tool's output schema counts towards coverage.
+const OUTPUT_COVERAGE: f32 = 0.25;
 /// How much a synonym of a request's word counts, as a share of the word itself.
 const SYNONYM_WEIGHT: f32 = 0.6;
 /// The bonus for a tool that does what the request asks (lists, reads one, creates, updates,
@@ -101,6 +111,19 @@ const MINE_BONUS: f32 = 0.3;
 /// The cost for a tool that says it is deprecated: its replacement, which does the same, ranks
 /// first (`score × (1 - DEPRECATED_PENALTY)`).
 const DEPRECATED_PENALTY: f32 = 0.3;
+/// A word names toolkits (`twilio`, `stride`) when it is in the names of at most this many
+/// toolkits and at least [`NAMING_SHARE`] of the tools that have it are theirs: a word of the
+/// toolkit's name that the rest of the catalog hardly uses (not `api`, not `event`).
+const NAMING_TOOLKITS: usize = 3;
+const NAMING_SHARE: f32 = 0.8;
+/// A request that names toolkits is about them: a tool of another toolkit ranks lower
+/// (`score × (1 - OTHER_TOOLKIT_PENALTY)`).
+const OTHER_TOOLKIT_PENALTY: f32 = 0.5;
+/// Where a term occurs in a tool (see `SearchIndex::evidence`).
+const STRONG: u8 = 2;
+const INPUT: u8 = 1;
+/// Only in what the tool answers: weak evidence (see [`OUTPUT_COVERAGE`]).
+const OUTPUT: u8 = 0;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -127,9 +150,9 @@ pub struct SearchIndex {
     starts: Vec<u32>,
     docs: Vec<u32>,
     weights: Vec<f32>,
-    /// Whether the term occurs in the tool's name, toolkit or description (else only in its
-    /// parameters), per posting.
-    strong: Vec<bool>,
+    /// Where the term occurs in the tool, per posting: its name, toolkit or description
+    /// ([`STRONG`]), else its parameters ([`INPUT`]), else only its output ([`OUTPUT`]).
+    evidence: Vec<u8>,
     /// The terms of each tool's name (`ReposGet` → `repo`, `get`): `name_terms[name_starts[d]..
     /// name_starts[d + 1]]`.
     name_starts: Vec<u32>,
@@ -142,6 +165,9 @@ pub struct SearchIndex {
     deprecated: Vec<bool>,
     /// Toolkit names, lowercased.
     toolkits: Vec<Box<str>>,
+    /// The words that name toolkits (see [`NAMING_TOOLKITS`]), sorted by term, with the
+    /// toolkit each names (a word naming several appears once per toolkit).
+    naming: Vec<(u32, u32)>,
     /// The IDF of a term no tool has.
     unseen_idf: f32,
 }
@@ -161,6 +187,9 @@ impl SearchIndex {
         let mut lengths: Vec<[u32; FIELDS]> = Vec::new();
         let mut name_starts: Vec<u32> = Vec::new();
         let mut name_terms: Vec<u32> = Vec::new();
+        // The words of each toolkit's name: (term, toolkit).
+        let mut toolkit_words: Vec<(u32, u32)> = Vec::new();
+        let mut compounds = compound::Compounds::default();
         for tool in tools {
             let name_start = name_terms.len();
             let lower = tool.definition.id.toolkit.to_lowercase();
@@ -178,6 +207,7 @@ impl SearchIndex {
             deprecated.push(document.deprecated);
             for (field, text) in document.texts {
                 let f = field as usize;
+                compounds.read(counted.len() as u32, field, &text);
                 tokenizer.tokens(&text, false, |token| {
                     let next = vocabulary.len() as u32;
                     let term = *vocabulary
@@ -185,6 +215,9 @@ impl SearchIndex {
                         .or_insert(next);
                     let slot = &mut counts.entry(term).or_default()[f];
                     *slot = slot.saturating_add(1);
+                    if field == Field::Toolkit && !token.joined {
+                        toolkit_words.push((term, number));
+                    }
                     if !token.joined {
                         length[f] += 1;
                         if field == Field::Name && !name_terms[name_start..].contains(&term) {
@@ -199,6 +232,29 @@ impl SearchIndex {
             lengths.push(length);
         }
 
+        // A toolkit named in one word (`SwaggerPetstore`, `Bufferapp`) also holds the words it
+        // is made of, as its docs and its users write them. They do not name the toolkit
+        // (`store` is not the petstore), the whole word does.
+        for split in compounds.split() {
+            for part in [&split.first, &split.second] {
+                let next = vocabulary.len() as u32;
+                let term = *vocabulary
+                    .entry(tokenizer.stem(part).into_boxed_str())
+                    .or_insert(next);
+                let counts = &mut counted[split.doc as usize];
+                let toolkit = Field::Toolkit as usize;
+                match counts.binary_search_by_key(&term, |(t, _)| *t) {
+                    Ok(at) => counts[at].1[toolkit] = counts[at].1[toolkit].saturating_add(1),
+                    Err(at) => {
+                        let mut tf = [0u16; FIELDS];
+                        tf[toolkit] = 1;
+                        counts.insert(at, (term, tf));
+                    }
+                }
+            }
+        }
+        drop(compounds);
+
         let n = counted.len().max(1) as f32;
         let mut average = [0f32; FIELDS];
         for length in &lengths {
@@ -208,7 +264,9 @@ impl SearchIndex {
         }
         // Postings, built term by term from the per-tool counts (tools in order, so each list
         // is sorted by position).
-        let mut per_term: Vec<Vec<(u32, f32, bool)>> = vec![Vec::new(); vocabulary.len()];
+        let mut per_term: Vec<Vec<(u32, f32, u8)>> = vec![Vec::new(); vocabulary.len()];
+        // Per term: the tools that have it only in their output schema.
+        let mut output_only: Vec<u32> = vec![0; vocabulary.len()];
         for (doc, (counts, length)) in counted.iter().zip(&lengths).enumerate() {
             for (term, tf) in counts {
                 let mut weighted = 0.0;
@@ -226,27 +284,53 @@ impl SearchIndex {
                     weighted += field.weight() * tf[f] as f32 / (1.0 - b + b * relative);
                 }
                 let saturated = weighted * (K1 + 1.0) / (weighted + K1);
-                let strong = Field::ALL
-                    .iter()
-                    .any(|f| f.is_strong() && tf[*f as usize] > 0);
-                per_term[*term as usize].push((doc as u32, saturated, strong));
+                let has = |f: &Field| tf[*f as usize] > 0;
+                let evidence = if Field::ALL.iter().any(|f| f.is_strong() && has(f)) {
+                    STRONG
+                } else if Field::ALL.iter().any(|f| *f != Field::Output && has(f)) {
+                    INPUT
+                } else {
+                    output_only[*term as usize] += 1;
+                    OUTPUT
+                };
+                per_term[*term as usize].push((doc as u32, saturated, evidence));
             }
         }
         drop(counted);
+        toolkit_words.sort_unstable();
+        toolkit_words.dedup();
+        let mut naming = Vec::new();
+        for named in toolkit_words.chunk_by(|a, b| a.0 == b.0) {
+            let term = named[0].0;
+            if named.len() > NAMING_TOOLKITS {
+                continue;
+            }
+            let postings = &per_term[term as usize];
+            let inside = postings
+                .iter()
+                .filter(|(doc, _, _)| named.iter().any(|&(_, k)| toolkit_of[*doc as usize] == k))
+                .count();
+            if inside as f32 >= NAMING_SHARE * postings.len() as f32 {
+                naming.extend_from_slice(named);
+            }
+        }
+        naming.shrink_to_fit();
         let total: usize = per_term.iter().map(Vec::len).sum();
         let mut starts = Vec::with_capacity(per_term.len() + 1);
         let mut docs = Vec::with_capacity(total);
         let mut weights = Vec::with_capacity(total);
-        let mut strong = Vec::with_capacity(total);
+        let mut evidence = Vec::with_capacity(total);
         let mut idf = Vec::with_capacity(per_term.len());
-        for postings in per_term {
+        for (postings, output_only) in per_term.into_iter().zip(output_only) {
             starts.push(docs.len() as u32);
-            let df = postings.len() as f32;
+            // What a tool answers hints at it but does not make a word common: `name` or
+            // `status` in every response must not weigh down a request's `status`.
+            let df = (postings.len() - output_only as usize) as f32;
             idf.push(bm25_idf(n, df));
-            for (doc, weight, is_strong) in postings {
+            for (doc, weight, found) in postings {
                 docs.push(doc);
                 weights.push(weight);
-                strong.push(is_strong);
+                evidence.push(found);
             }
         }
         starts.push(docs.len() as u32);
@@ -262,13 +346,14 @@ impl SearchIndex {
             starts,
             docs,
             weights,
-            strong,
+            evidence,
             name_starts,
             name_terms,
             toolkit_of,
             actions,
             deprecated,
             toolkits,
+            naming,
             unseen_idf: bm25_idf(n, 0.0),
         }
     }
@@ -277,7 +362,26 @@ impl SearchIndex {
     /// when given. Deterministic (ties broken by position). Empty when nothing is relevant
     /// enough.
     pub fn search(&self, query: &str, limit: usize, toolkit: Option<&str>) -> Vec<Hit> {
-        if limit == 0 || self.toolkit_of.is_empty() {
+        self.rank(query, limit, toolkit, None)
+    }
+
+    /// Why the tool at `position` ranks as it does for `query` (or is no hit): its coverage,
+    /// score and bonuses, one line. For tuning (`search_eval --explain`); not an API.
+    #[doc(hidden)]
+    pub fn explain(&self, query: &str, position: usize) -> String {
+        let mut why = String::new();
+        self.rank(query, 0, None, Some((position, &mut why)));
+        why
+    }
+
+    fn rank(
+        &self,
+        query: &str,
+        limit: usize,
+        toolkit: Option<&str>,
+        mut explain: Option<(usize, &mut String)>,
+    ) -> Vec<Hit> {
+        if (limit == 0 && explain.is_none()) || self.toolkit_of.is_empty() {
             return Vec::new();
         }
         let only = match toolkit {
@@ -302,6 +406,19 @@ impl SearchIndex {
             .map(|(i, t)| (t.term.as_str(), 1u64 << i))
             .collect();
         let synonyms = self.synonyms_of(query, &terms, &unit_bits);
+        // The toolkits the request names, if any: it is about them.
+        let mut named: Vec<u32> = Vec::new();
+        for term in terms.iter().filter(|t| t.whole && !t.joined && !t.value) {
+            if let Some(&number) = self.vocabulary.get(term.term.as_str()) {
+                let at = self.naming.partition_point(|&(t, _)| t < number);
+                named.extend(
+                    self.naming[at..]
+                        .iter()
+                        .take_while(|&&(t, _)| t == number)
+                        .map(|&(_, k)| k),
+                );
+            }
+        }
         let mut known: Vec<Known> = Vec::new();
         let mut expected = 0.0f32; // IDF mass of the expected (non-value) words
         let mut bit_idf = [0.0f32; MAX_QUERY_TERMS];
@@ -328,10 +445,12 @@ impl SearchIndex {
                 .or(synonym_idf)
                 .unwrap_or(self.unseen_idf);
             if !term.value {
+                // In a request about a toolkit the catalog serves, another name it does not
+                // know is a value ("ask Wolfram|Alpha about Mars"), not a service it lacks.
                 let weight = match (number.or(synonym_idf.map(|_| 0)), term.proper) {
                     (Some(_), _) => 1.0,
-                    (None, false) => UNKNOWN_WORD_WEIGHT,
-                    (None, true) => UNKNOWN_PROPER_WEIGHT,
+                    (None, true) if named.is_empty() => UNKNOWN_PROPER_WEIGHT,
+                    (None, _) => UNKNOWN_WORD_WEIGHT,
                 };
                 expected += idf * weight;
                 bit_idf[i] = idf * weight;
@@ -363,6 +482,38 @@ impl SearchIndex {
                 joined: false,
             });
         }
+        if let Some((_, why)) = explain.as_mut() {
+            let described: Vec<String> = terms
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let flags = [(t.joined, "j"), (t.value, "v"), (t.proper, "P")]
+                        .iter()
+                        .filter(|(on, _)| *on)
+                        .map(|(_, f)| *f)
+                        .collect::<String>();
+                    format!(
+                        "{}{flags}={:.2}",
+                        t.term,
+                        bit_idf.get(i).copied().unwrap_or(0.0)
+                    )
+                })
+                .collect();
+            let synonyms: Vec<&str> = synonyms
+                .iter()
+                .filter_map(|(t, _)| {
+                    self.vocabulary
+                        .iter()
+                        .find(|(_, n)| *n == t)
+                        .map(|(w, _)| &**w)
+                })
+                .collect();
+            why.push_str(&format!(
+                "terms [{}] synonyms {synonyms:?} expected {expected:.2} unseen {:.2}\n",
+                described.join(" "),
+                self.unseen_idf
+            ));
+        }
         if known.is_empty() {
             return Vec::new();
         }
@@ -372,6 +523,8 @@ impl SearchIndex {
         // Bits of the terms each tool matched anywhere, and in its name, toolkit or description.
         let mut mask = vec![0u64; n];
         let mut strong_mask = vec![0u64; n];
+        // Bits of the terms each tool matched only in its output.
+        let mut output_mask = vec![0u64; n];
         // Bits of the terms each tool matched only by a synonym.
         let mut synonym_mask = vec![0u64; n];
         let mut touched: Vec<u32> = Vec::new();
@@ -389,16 +542,23 @@ impl SearchIndex {
             let postings = self.docs[range.clone()]
                 .iter()
                 .zip(&self.weights[range.clone()])
-                .zip(&self.strong[range]);
-            for ((&doc, &weight), &strong) in postings {
+                .zip(&self.evidence[range]);
+            for ((&doc, &weight), &found) in postings {
                 let d = doc as usize;
                 if only.is_some_and(|t| self.toolkit_of[d] != t) {
                     continue;
                 }
-                if mask[d] == 0 && synonym_mask[d] == 0 {
+                if mask[d] == 0 && synonym_mask[d] == 0 && output_mask[d] == 0 {
                     touched.push(doc);
                 }
                 if joined && mask[d] & bits == bits {
+                    continue;
+                }
+                if found == OUTPUT {
+                    if !synonym {
+                        output_mask[d] |= bits;
+                    }
+                    score[d] += idf * weight;
                     continue;
                 }
                 if synonym {
@@ -408,7 +568,7 @@ impl SearchIndex {
                     synonym_mask[d] |= bits;
                 } else {
                     mask[d] |= bits;
-                    if strong {
+                    if found == STRONG {
                         strong_mask[d] |= bits;
                     }
                 }
@@ -424,22 +584,54 @@ impl SearchIndex {
             let coverage = if expected > 0.0 {
                 let weak = covered(mask[d] & !strong_mask[d], &bit_idf);
                 let synonyms = covered(synonym_mask[d] & !mask[d], &bit_idf);
+                let answers = covered(output_mask[d] & !(mask[d] | synonym_mask[d]), &bit_idf);
                 (covered(strong_mask[d], &bit_idf)
                     + WEAK_MATCH_COVERAGE * weak
-                    + SYNONYM_WEIGHT * synonyms)
+                    + SYNONYM_WEIGHT * synonyms
+                    + OUTPUT_COVERAGE * answers)
                     / expected
             } else {
                 // Only values were asked for: any match is as good as it gets.
                 1.0
             };
-            if coverage < MIN_COVERAGE {
-                continue;
-            }
             let mut relevance = score[d]
                 * coverage.powf(COVERAGE_POWER)
                 * (1.0 + NAME_BONUS * self.name_match(d, &query_terms));
-            if coverage < SURE_COVERAGE && relevance < MIN_SCORE * self.unseen_idf {
-                continue;
+            if let Some((position, why)) = explain.as_mut()
+                && *position == d
+            {
+                let bits = |mask: u64| {
+                    terms
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| mask & (1 << i) != 0)
+                        .map(|(_, t)| t.term.as_str())
+                        .collect::<Vec<_>>()
+                };
+                why.push_str(&format!(
+                    "score {:.2} coverage {coverage:.2} name {:.2} relevance {relevance:.2} (bar {:.2} below coverage {SURE_COVERAGE}) strong {:?} weak {:?} synonym {:?} action does {:#x} wants {:#x}",
+                    score[d],
+                    self.name_match(d, &query_terms),
+                    MIN_SCORE * self.unseen_idf,
+                    bits(strong_mask[d]),
+                    bits(mask[d] & !strong_mask[d]),
+                    bits(synonym_mask[d] & !mask[d]),
+                    self.actions[d],
+                    wanted,
+                ));
+            }
+            // A tool of a toolkit the request names is relevant: the request is about it.
+            let in_named = named.contains(&self.toolkit_of[d]);
+            if !in_named {
+                if coverage < MIN_COVERAGE {
+                    continue;
+                }
+                if coverage < SURE_COVERAGE && relevance < MIN_SCORE * self.unseen_idf {
+                    continue;
+                }
+                if !named.is_empty() {
+                    relevance *= 1.0 - OTHER_TOOLKIT_PENALTY;
+                }
             }
             let (does, wants) = (self.actions[d] & action::DOES, wanted & action::DOES);
             if does & wants != 0 {
@@ -503,9 +695,8 @@ impl SearchIndex {
 
     /// Whether term `t` occurs in some tool's name, toolkit or description.
     fn is_strong_anywhere(&self, t: u32) -> bool {
-        self.strong[self.starts[t as usize] as usize..self.starts[t as usize + 1] as usize]
-            .iter()
-            .any(|&s| s)
+        self.evidence[self.starts[t as usize] as usize..self.starts[t as usize + 1] as usize]
+            .contains(&STRONG)
     }
 
     /// The share of tool `d`'s name among `query_terms`, by IDF: a name word the request did
@@ -535,7 +726,7 @@ impl SearchIndex {
             + self.starts.capacity() * size_of::<u32>()
             + self.docs.capacity() * size_of::<u32>()
             + self.weights.capacity() * size_of::<f32>()
-            + self.strong.capacity()
+            + self.evidence.capacity()
             + self.name_starts.capacity() * size_of::<u32>()
             + self.name_terms.capacity() * size_of::<u32>()
             + self.toolkit_of.capacity() * size_of::<u32>()
@@ -543,6 +734,7 @@ impl SearchIndex {
             + self.deprecated.capacity()
             + self.toolkits.capacity() * size_of::<Box<str>>()
             + self.toolkits.iter().map(|t| t.len()).sum::<usize>()
+            + self.naming.capacity() * size_of::<(u32, u32)>()
     }
 }
 

@@ -7,7 +7,7 @@
 //! they score when they match and are not missed when they do not. Every other word is
 //! expected: a tool that matches few of the request's informative words is not an answer.
 
-use super::tokenize::Tokenizer;
+use super::tokenize::{Tokenizer, split_identifier};
 
 /// One term of a query.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +21,9 @@ pub(crate) struct QueryTerm {
     /// Written with a capital inside the sentence (`a Shopify code`): likely a product or
     /// service name, which a catalog that serves it always mentions.
     pub(crate) proper: bool,
+    /// A whole word of the request, not a part of one split at a case change (`GitLab` →
+    /// `git`, `lab`): only a whole word names a toolkit.
+    pub(crate) whole: bool,
 }
 
 /// The distinct terms of `query`, first occurrence first.
@@ -28,7 +31,14 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
     let mut out: Vec<QueryTerm> = Vec::new();
     for (segment, quoted) in segments(query) {
         let mut first_word = true;
+        let mut negated = false;
         for word in segment.split_whitespace() {
+            // What the request says not to do ("without deleting it", "never blocks") is
+            // not what it asks for: the word after a negation is left out.
+            if !quoted && negates(word) {
+                negated = true;
+                continue;
+            }
             let value = quoted || looks_like_value(word);
             let capital = word.chars().next().is_some_and(char::is_uppercase);
             // A sentence's first word is capitalised anyway; so is an all-caps value.
@@ -38,18 +48,38 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
                 && word.chars().skip(1).any(char::is_lowercase)
                 && !sentence_start(segment, word);
             first_word = false;
-            for token in tokenizer.collect(word, false) {
-                push(&mut out, token.term, token.joined, value, proper);
+            let tokens = tokenizer.collect(word, false);
+            if negated && !tokens.is_empty() {
+                negated = false;
+                first_word = false;
+                continue;
+            }
+            // Whole unless split at a case change: `Wolfram|Alpha` is two whole words.
+            let whole = word
+                .split(|c: char| !c.is_alphanumeric())
+                .all(|run| split_identifier(run).len() == 1);
+            for token in tokens {
+                push(&mut out, token.term, token.joined, value, proper, whole);
             }
         }
         // Joins across words (`pet store` → `petstore`), as extra evidence.
         for token in tokenizer.collect(segment, true) {
             if token.joined {
-                push(&mut out, token.term, true, true, false);
+                push(&mut out, token.term, true, true, false, false);
             }
         }
     }
     out
+}
+
+/// Whether `word` negates what follows ("not", "never", "without", "don't", "haven't").
+fn negates(word: &str) -> bool {
+    let lower = word
+        .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+        .to_lowercase();
+    matches!(lower.as_str(), "not" | "never" | "without" | "nor")
+        || lower.ends_with("n't")
+        || lower.ends_with("n’t")
 }
 
 /// A word with digits, or with punctuation inside it (`host/app01`, `ceo@acme.com`,
@@ -61,12 +91,20 @@ fn looks_like_value(word: &str) -> bool {
         || inner.contains(['/', '@', ':', '.', '=', '_', '\\', '#', '?', '&', '%'])
 }
 
-fn push(out: &mut Vec<QueryTerm>, term: String, joined: bool, value: bool, proper: bool) {
+fn push(
+    out: &mut Vec<QueryTerm>,
+    term: String,
+    joined: bool,
+    value: bool,
+    proper: bool,
+    whole: bool,
+) {
     if let Some(seen) = out.iter_mut().find(|t| t.term == term) {
         // The same term again: it is a value only if every occurrence is.
         seen.value &= value;
         seen.joined &= joined;
         seen.proper |= proper;
+        seen.whole |= whole;
         return;
     }
     out.push(QueryTerm {
@@ -74,6 +112,7 @@ fn push(out: &mut Vec<QueryTerm>, term: String, joined: bool, value: bool, prope
         joined,
         value,
         proper,
+        whole,
     });
 }
 
@@ -140,6 +179,26 @@ mod tests {
             ]
         );
         assert_eq!(segments("don't stop"), vec![("don't stop", false)]);
+    }
+
+    #[test]
+    fn what_a_request_says_not_to_do_is_not_asked_for() {
+        let tokenizer = Tokenizer::default();
+        let words = |query| {
+            terms(&tokenizer, query)
+                .into_iter()
+                .filter(|t| !t.joined)
+                .map(|t| t.term)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            words("disable the site without deleting it"),
+            ["disabl", "site"]
+        );
+        assert_eq!(words("members who haven't joined yet"), ["member"]);
+        assert_eq!(words("never block the mail"), ["mail"]);
+        // A quoted value is a value, negation or not ("not" itself is a stop word).
+        assert_eq!(words("search 'not found'"), ["search", "found"]);
     }
 
     #[test]

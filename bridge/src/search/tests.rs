@@ -411,3 +411,74 @@ fn two_words_written_as_one_identifier_count_once() {
         Some("GitHub.PullsList")
     );
 }
+
+#[test]
+fn a_request_that_names_a_product_is_about_it() {
+    let mut tools = catalog();
+    tools.push(tool(
+        "Wolfram",
+        "GetResults",
+        "Ask Wolfram|Alpha a question in plain language.",
+        &json!({"input": {"type": "string", "description": "The question."}}),
+    ));
+    let index = SearchIndex::build(&tools);
+    // `Mars` and `Earth` are values of the question, not services the catalog lacks; a word
+    // split at punctuation (`Wolfram|Alpha`) is whole, unlike one split at a case change.
+    assert_eq!(
+        ids(
+            &index,
+            &tools,
+            "ask Wolfram|Alpha: distance from Earth to Mars today"
+        )
+        .first(),
+        Some(&"Wolfram.GetResults".to_owned())
+    );
+    // Without the product's name the same words name services nobody serves.
+    assert!(
+        index
+            .search("distance from Earth to Mars today", 10, None)
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_toolkit_named_in_one_word_is_found_by_its_words_apart() {
+    let mut tools = catalog();
+    tools.push(tool(
+        "SwaggerPetstore",
+        "LoginUser",
+        "Logs user into the system.",
+        &json!({"username": {"type": "string"}, "password": {"type": "string"}}),
+    ));
+    let index = SearchIndex::build(&tools);
+    assert_eq!(
+        ids(&index, &tools, "sign in to the pet shop as 'theUser'").first(),
+        Some(&"SwaggerPetstore.LoginUser".to_owned())
+    );
+}
+
+#[test]
+fn what_a_tool_answers_is_weak_evidence() {
+    let mut tools = catalog();
+    let mut get = tool("Zoo", "GetAnimal", "Returns one animal.", &json!({}));
+    get.definition.output_schema = Some(
+        json!({"type": "object", "properties": {"name": {"type": "string"},
+                                                "status": {"type": "string"}}})
+        .into(),
+    );
+    tools.push(tool(
+        "Zoo",
+        "ListAnimals",
+        "Returns the animals.",
+        &json!({}),
+    ));
+    tools.push(get);
+    let index = SearchIndex::build(&tools);
+    // Asked by what it answers, the tool that answers it ranks first.
+    assert_eq!(
+        ids(&index, &tools, "get the name and status of animal 7").first(),
+        Some(&"Zoo.GetAnimal".to_owned())
+    );
+    // An output property alone is not enough to be relevant.
+    assert!(index.search("feeding schedule", 10, None).is_empty());
+}
