@@ -16,7 +16,18 @@ use super::tokenize::Tokenizer;
 const GROUPS: &[&[&str]] = &[
     // Actions.
     &[
-        "delete", "remove", "drop", "erase", "destroy", "discard", "purge",
+        "delete",
+        "remove",
+        "drop",
+        "erase",
+        "destroy",
+        "discard",
+        "purge",
+        "take off",
+        "take down",
+        "take away",
+        "tear down",
+        "wipe out",
     ],
     &["create", "add", "insert", "register"],
     &["update", "edit", "modify", "change", "alter"],
@@ -24,12 +35,25 @@ const GROUPS: &[&[&str]] = &[
         "get", "fetch", "retrieve", "read", "show", "view", "lookup", "look up",
     ],
     &["search", "find", "query", "lookup", "look for"],
-    &["start", "boot", "launch", "power on", "spin up", "boot up"],
+    &[
+        "start", "boot", "launch", "power on", "spin up", "boot up", "kick off",
+    ],
     &["stop", "halt", "shutdown", "shut down", "power off"],
     &["restart", "reboot"],
-    &["enable", "activate", "turn on"],
-    &["disable", "deactivate", "suspend", "turn off"],
-    &["cancel", "abort"],
+    &["enable", "activate", "turn on", "switch on"],
+    &["disable", "deactivate", "suspend", "turn off", "switch off"],
+    &["cancel", "abort", "call off"],
+    &[
+        "restore",
+        "unarchive",
+        "undelete",
+        "recover",
+        "bring back",
+        "put back",
+    ],
+    &["rollback", "roll back", "revert", "undo"],
+    &["subscribe", "opt in"],
+    &["unsubscribe", "opt out"],
     &["copy", "clone", "duplicate"],
     &["export", "download"],
     &["import", "upload"],
@@ -108,7 +132,7 @@ impl Synonyms {
             let mut present: Vec<usize> = Vec::new(); // members the request itself says
             for (m, member) in group.iter().enumerate() {
                 if let Some(at) = find(words, member) {
-                    matched.extend(at..at + member.len());
+                    matched.extend(at);
                     present.push(m);
                 }
             }
@@ -126,12 +150,36 @@ impl Synonyms {
     }
 }
 
-/// Where `phrase` occurs in `words`, as consecutive terms.
-fn find(words: &[String], phrase: &[String]) -> Option<usize> {
+/// The particles of English phrasal verbs, which may stand apart from their verb ("take the
+/// coupon off", "bring the room back"). Not `in` or `on`: as prepositions they follow
+/// almost any verb ("log the errors in a table").
+const PARTICLES: &[&str] = &["off", "back", "down", "up", "out", "away", "over"];
+
+/// How many words may stand between a verb and its particle.
+const PARTICLE_GAP: usize = 3;
+
+/// The positions in `words` of `phrase`'s terms: consecutive, or for a verb and a particle
+/// ([`PARTICLES`]), the particle up to [`PARTICLE_GAP`] words after the verb.
+fn find(words: &[String], phrase: &[String]) -> Option<Vec<usize>> {
     if phrase.is_empty() || phrase.len() > words.len() {
         return None;
     }
-    (0..=words.len() - phrase.len()).find(|&i| words[i..i + phrase.len()] == *phrase)
+    if let Some(at) =
+        (0..=words.len() - phrase.len()).find(|&i| words[i..i + phrase.len()] == *phrase)
+    {
+        return Some((at..at + phrase.len()).collect());
+    }
+    let [verb, particle] = phrase else {
+        return None;
+    };
+    if !PARTICLES.contains(&particle.as_str()) {
+        return None;
+    }
+    words.iter().enumerate().find_map(|(at, word)| {
+        let after = words.get(at + 2..=(at + 1 + PARTICLE_GAP).min(words.len() - 1))?;
+        let gap = after.iter().position(|w| w == particle)?;
+        (word == verb).then_some(vec![at, at + 2 + gap])
+    })
 }
 
 #[cfg(test)]
@@ -163,6 +211,25 @@ mod tests {
         let out = expand("sign in to the shop");
         assert!(out.contains(&("login".to_owned(), vec![0, 1])), "{out:?}");
         assert!(out.contains(&("store".to_owned(), vec![4])), "{out:?}");
+    }
+
+    #[test]
+    fn a_phrasal_verb_may_stand_apart_from_its_particle() {
+        let out = expand("take the coupon off now");
+        assert!(out.contains(&("delet".to_owned(), vec![0, 3])), "{out:?}");
+        let out = expand("bring the archived room back");
+        assert!(out.contains(&("restor".to_owned(), vec![0, 4])), "{out:?}");
+        // Not too far apart, and not with a preposition.
+        assert!(
+            !expand("take the first of many steps off")
+                .iter()
+                .any(|(t, _)| t == "delet")
+        );
+        assert!(
+            !expand("log the errors in a table")
+                .iter()
+                .any(|(t, _)| t == "login")
+        );
     }
 
     #[test]
