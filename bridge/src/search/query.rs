@@ -48,7 +48,18 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
                 && word.chars().skip(1).any(char::is_lowercase)
                 && !sentence_start(segment, word);
             first_word = false;
-            let tokens = tokenizer.collect(word, false);
+            let mut tokens = tokenizer.collect(word, false);
+            // A word with a one-letter part (`XCom`, `eBay`, `vCenter`) means itself only
+            // whole: the letter alone is dropped, so its join is the word, not extra evidence.
+            if word
+                .split(|c: char| !c.is_alphanumeric())
+                .flat_map(split_identifier)
+                .any(|part| part.chars().count() == 1 && part.chars().all(char::is_alphabetic))
+            {
+                for token in &mut tokens {
+                    token.joined = false;
+                }
+            }
             if negated && !tokens.is_empty() {
                 negated = false;
                 first_word = false;
@@ -199,6 +210,24 @@ mod tests {
         assert_eq!(words("never block the mail"), ["mail"]);
         // A quoted value is a value, negation or not ("not" itself is a stop word).
         assert_eq!(words("search 'not found'"), ["search", "found"]);
+    }
+
+    #[test]
+    fn a_word_with_a_one_letter_part_is_a_term_whole() {
+        let tokenizer = Tokenizer::default();
+        let units: Vec<String> = terms(&tokenizer, "read the XCom value")
+            .into_iter()
+            .filter(|t| !t.joined)
+            .map(|t| t.term)
+            .collect();
+        assert!(units.contains(&"xcom".to_owned()), "{units:?}");
+        // Two real words stay apart, their join extra evidence.
+        let joined: Vec<String> = terms(&tokenizer, "GitHub")
+            .into_iter()
+            .filter(|t| t.joined)
+            .map(|t| t.term)
+            .collect();
+        assert_eq!(joined, ["github"]);
     }
 
     #[test]

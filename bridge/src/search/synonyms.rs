@@ -52,6 +52,12 @@ const GROUPS: &[&[&str]] = &[
         "put back",
     ],
     &["rollback", "roll back", "revert", "undo"],
+    &[
+        "upsert",
+        "create or update",
+        "insert or update",
+        "add or update",
+    ],
     &["subscribe", "opt in"],
     &["unsubscribe", "opt out"],
     &["copy", "clone", "duplicate"],
@@ -86,6 +92,7 @@ const GROUPS: &[&[&str]] = &[
     &["shop", "store"],
     &["permission", "privilege"],
     &["coupon", "discount", "promo"],
+    &["batch", "bulk"],
     &["statistics", "stats", "metrics", "analytics"],
     &["instance", "vm", "virtual machine"],
 ];
