@@ -408,15 +408,24 @@ impl SearchIndex {
         let synonyms = self.synonyms_of(query, &terms, &unit_bits);
         // The toolkits the request names, if any: it is about them.
         let mut named: Vec<u32> = Vec::new();
-        for term in terms.iter().filter(|t| t.whole && !t.joined && !t.value) {
+        // The bits of the words that name them.
+        let mut naming_bits = 0u64;
+        for (i, term) in terms.iter().enumerate() {
+            if !term.whole || term.joined || term.value {
+                continue;
+            }
             if let Some(&number) = self.vocabulary.get(term.term.as_str()) {
                 let at = self.naming.partition_point(|&(t, _)| t < number);
+                let before = named.len();
                 named.extend(
                     self.naming[at..]
                         .iter()
                         .take_while(|&&(t, _)| t == number)
                         .map(|&(_, k)| k),
                 );
+                if named.len() > before {
+                    naming_bits |= 1 << i;
+                }
             }
         }
         let mut known: Vec<Known> = Vec::new();
@@ -620,8 +629,12 @@ impl SearchIndex {
                     wanted,
                 ));
             }
-            // A tool of a toolkit the request names is relevant: the request is about it.
-            let in_named = named.contains(&self.toolkit_of[d]);
+            // A tool of a toolkit the request names is relevant when its name, description or
+            // path says something else the request asks, not only the product's name ("ask
+            // Trello to predict my sprint") or a parameter's word ("next").
+            let asked = (strong_mask[d] | synonym_mask[d]) & !naming_bits;
+            let in_named = named.contains(&self.toolkit_of[d])
+                && (0..terms.len()).any(|i| asked & (1 << i) != 0 && bit_idf[i] > 0.0);
             if !in_named {
                 if coverage < MIN_COVERAGE {
                     continue;

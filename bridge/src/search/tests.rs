@@ -439,6 +439,12 @@ fn a_request_that_names_a_product_is_about_it() {
             .search("distance from Earth to Mars today", 10, None)
             .is_empty()
     );
+    // The product's name alone is not a request it serves.
+    assert!(
+        index
+            .search("make Wolfram book my flight", 10, None)
+            .is_empty()
+    );
 }
 
 #[test]
