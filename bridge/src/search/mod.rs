@@ -536,7 +536,10 @@ impl SearchIndex {
         let mut output_mask = vec![0u64; n];
         // Bits of the terms each tool matched only by a synonym.
         let mut synonym_mask = vec![0u64; n];
+        // The tools any posting reached, each once (a synonym found only in a tool's output
+        // leaves every mask as it was, so the masks cannot tell).
         let mut touched: Vec<u32> = Vec::new();
+        let mut reached = vec![false; n];
         // Words first, then synonyms: a synonym scores only for a tool that lacks the word.
         for &Known {
             term,
@@ -557,7 +560,8 @@ impl SearchIndex {
                 if only.is_some_and(|t| self.toolkit_of[d] != t) {
                     continue;
                 }
-                if mask[d] == 0 && synonym_mask[d] == 0 && output_mask[d] == 0 {
+                if !reached[d] {
+                    reached[d] = true;
                     touched.push(doc);
                 }
                 if joined && mask[d] & bits == bits {

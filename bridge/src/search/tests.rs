@@ -488,3 +488,22 @@ fn what_a_tool_answers_is_weak_evidence() {
     // An output property alone is not enough to be relevant.
     assert!(index.search("feeding schedule", 10, None).is_empty());
 }
+
+#[test]
+fn a_tool_is_one_hit_however_many_ways_it_matches() {
+    // `image` stands for `picture` (here only in what the tool answers) and `photo` (in its
+    // description): two synonym matches of one tool, the first in its output.
+    let mut upload = tool("Album", "Upload", "Uploads a photo.", &json!({}));
+    upload.definition.output_schema =
+        Some(json!({"type": "object", "properties": {"picture": {"type": "string"}}}).into());
+    let tools = vec![
+        upload,
+        tool("Album", "ListAlbums", "Lists the albums.", &json!({})),
+    ];
+    let index = SearchIndex::build(&tools);
+    let hits = index.search("image", 10, None);
+    let mut positions: Vec<usize> = hits.iter().map(|h| h.position).collect();
+    positions.dedup();
+    assert_eq!(positions.len(), hits.len(), "{hits:?}");
+    assert_eq!(positions, [0]);
+}
