@@ -10,55 +10,59 @@
 //! terms (`Flowcontrol`, `Apiserver`, `Username`), and splitting those made the parts common
 //! enough to blur siblings apart (tried on the development set: it cost more than it gained).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use super::document::Field;
 use super::tokenize::split_identifier;
 
 /// The shortest part a word splits into: shorter ones (`re`, `un`, `id`) would split half the
 /// vocabulary into noise.
 const MIN_PART: usize = 3;
 
-/// A word of a tool's toolkit name, split in two.
+/// A word of a toolkit's name, split in two.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Split {
-    /// The tool's position.
-    pub(crate) doc: u32,
+    /// The toolkit's number in the index.
+    pub(crate) toolkit: u32,
     /// The two words, lowercased, unstemmed.
     pub(crate) first: String,
     pub(crate) second: String,
 }
 
-/// What the index build reads, tool by tool: the descriptions' words and the toolkit names' long
-/// runs.
+/// What the index build reads: the descriptions' words, tool by tool, and the long runs of each
+/// toolkit's name, once per spelling of the name (a toolkit has thousands of tools, and one
+/// name).
 #[derive(Debug, Default)]
 pub(crate) struct Compounds {
     /// Lowercased words of descriptions, with how many times each occurs.
     words: HashMap<String, u32>,
-    /// (tool, lowercased run): the candidates to split.
+    /// The toolkit names read.
+    toolkits: HashSet<String>,
+    /// (toolkit, lowercased run): the candidates to split, each once.
     candidates: Vec<(u32, String)>,
 }
 
 impl Compounds {
-    /// Reads one field of tool `doc`.
-    pub(crate) fn read(&mut self, doc: u32, field: Field, text: &str) {
-        match field {
-            Field::Description => {
-                for word in words(text) {
-                    let lower = word.to_lowercase();
-                    if lower.len() >= MIN_PART {
-                        *self.words.entry(lower).or_default() += 1;
-                    }
-                }
+    /// Reads a tool's description.
+    pub(crate) fn read_description(&mut self, text: &str) {
+        for word in words(text) {
+            let lower = word.to_lowercase();
+            if lower.len() >= MIN_PART {
+                *self.words.entry(lower).or_default() += 1;
             }
-            Field::Toolkit => {
-                for word in words(text) {
-                    if word.len() >= 2 * MIN_PART {
-                        self.candidates.push((doc, word.to_lowercase()));
-                    }
-                }
+        }
+    }
+
+    /// Reads the name of toolkit number `toolkit` (nothing to do when this spelling was read).
+    pub(crate) fn read_toolkit(&mut self, toolkit: u32, name: &str) {
+        if self.toolkits.contains(name) {
+            return;
+        }
+        self.toolkits.insert(name.to_owned());
+        for word in words(name) {
+            let candidate = (toolkit, word.to_lowercase());
+            if word.len() >= 2 * MIN_PART && !self.candidates.contains(&candidate) {
+                self.candidates.push(candidate);
             }
-            _ => {}
         }
     }
 
@@ -68,7 +72,7 @@ impl Compounds {
     /// still write it apart.
     pub(crate) fn split(&self) -> Vec<Split> {
         let mut out = Vec::new();
-        for (doc, word) in &self.candidates {
+        for (toolkit, word) in &self.candidates {
             let best = (MIN_PART..=word.len() - MIN_PART)
                 .filter(|&at| word.is_char_boundary(at))
                 .filter_map(|at| {
@@ -80,7 +84,7 @@ impl Compounds {
                 .max();
             if let Some((_, at)) = best {
                 out.push(Split {
-                    doc: *doc,
+                    toolkit: *toolkit,
                     first: word[..at].to_owned(),
                     second: word[at..].to_owned(),
                 });
@@ -104,10 +108,10 @@ mod tests {
     fn splits(descriptions: &[&str], toolkits: &[&str]) -> Vec<(String, String)> {
         let mut compounds = Compounds::default();
         for text in descriptions {
-            compounds.read(0, Field::Description, text);
+            compounds.read_description(text);
         }
-        for toolkit in toolkits {
-            compounds.read(0, Field::Toolkit, toolkit);
+        for (number, toolkit) in toolkits.iter().enumerate() {
+            compounds.read_toolkit(number as u32, toolkit);
         }
         compounds
             .split()
@@ -139,10 +143,15 @@ mod tests {
     fn only_into_description_words_and_never_tiny_ones() {
         assert!(splits(&["index it"], &["Reindex"]).is_empty());
         assert!(splits(&["the mandate"], &["Mandrill"]).is_empty());
-        // Tool names are not split.
+    }
+
+    #[test]
+    fn a_toolkit_name_is_read_once_however_many_tools_it_has() {
         let mut compounds = Compounds::default();
-        compounds.read(0, Field::Description, "the flow control");
-        compounds.read(0, Field::Name, "CreateFlowcontrol");
-        assert!(compounds.split().is_empty());
+        compounds.read_description("a pet store");
+        for _ in 0..3 {
+            compounds.read_toolkit(0, "Petstore");
+        }
+        assert_eq!(compounds.split().len(), 1);
     }
 }

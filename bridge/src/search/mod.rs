@@ -28,9 +28,10 @@
 //! indexed with their descriptions ("pending or sold" finds a `status` filter).
 //!
 //! **A request that names a product** (a word of a toolkit's name that the rest of the catalog
-//! hardly uses: "in Stride", "ask Wolfram|Alpha") is about that toolkit: its tools pass the
-//! relevance gate and other toolkits' tools rank lower, and other capitalised words it does
-//! not know are values ("Mars"), not services the catalog lacks.
+//! hardly uses: "in Stride", "ask Wolfram|Alpha") is about that toolkit: its tools that match
+//! another word of the request in their name, description or path pass the relevance gate,
+//! other toolkits' tools rank lower, and other capitalised words it does not know are values
+//! ("Mars"), not services the catalog lacks. The product's name alone finds nothing.
 //!
 //! **Nothing relevant → nothing.** A tool is a hit only when it covers enough of the query's
 //! informative words and, when it covers less than half of them, also scores well. A word the
@@ -199,6 +200,7 @@ impl SearchIndex {
                 next
             });
             toolkit_of.push(number);
+            compounds.read_toolkit(number, &tool.definition.id.toolkit);
             let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
             let mut length = [0u32; FIELDS];
             name_starts.push(name_terms.len() as u32);
@@ -207,7 +209,9 @@ impl SearchIndex {
             deprecated.push(document.deprecated);
             for (field, text) in document.texts {
                 let f = field as usize;
-                compounds.read(counted.len() as u32, field, &text);
+                if field == Field::Description {
+                    compounds.read_description(&text);
+                }
                 tokenizer.tokens(&text, false, |token| {
                     let next = vocabulary.len() as u32;
                     let term = *vocabulary
@@ -235,25 +239,33 @@ impl SearchIndex {
         // A toolkit named in one word (`SwaggerPetstore`, `Bufferapp`) also holds the words it
         // is made of, as its docs and its users write them. They do not name the toolkit
         // (`store` is not the petstore), the whole word does.
-        for split in compounds.split() {
-            for part in [&split.first, &split.second] {
+        let splits = compounds.split();
+        drop(compounds);
+        let toolkit = Field::Toolkit as usize;
+        for split in &splits {
+            let parts = [&split.first, &split.second].map(|part| {
                 let next = vocabulary.len() as u32;
-                let term = *vocabulary
+                *vocabulary
                     .entry(tokenizer.stem(part).into_boxed_str())
-                    .or_insert(next);
-                let counts = &mut counted[split.doc as usize];
-                let toolkit = Field::Toolkit as usize;
-                match counts.binary_search_by_key(&term, |(t, _)| *t) {
-                    Ok(at) => counts[at].1[toolkit] = counts[at].1[toolkit].saturating_add(1),
-                    Err(at) => {
-                        let mut tf = [0u16; FIELDS];
-                        tf[toolkit] = 1;
-                        counts.insert(at, (term, tf));
+                    .or_insert(next)
+            });
+            for (counts, _) in counted
+                .iter_mut()
+                .zip(&toolkit_of)
+                .filter(|(_, k)| **k == split.toolkit)
+            {
+                for term in parts {
+                    match counts.binary_search_by_key(&term, |(t, _)| *t) {
+                        Ok(at) => counts[at].1[toolkit] = counts[at].1[toolkit].saturating_add(1),
+                        Err(at) => {
+                            let mut tf = [0u16; FIELDS];
+                            tf[toolkit] = 1;
+                            counts.insert(at, (term, tf));
+                        }
                     }
                 }
             }
         }
-        drop(compounds);
 
         let n = counted.len().max(1) as f32;
         let mut average = [0f32; FIELDS];
@@ -526,6 +538,10 @@ impl SearchIndex {
         if known.is_empty() {
             return Vec::new();
         }
+        // The bits of the words a tool is expected to match (not values).
+        let expected_bits = (0..terms.len())
+            .filter(|&i| bit_idf[i] > 0.0)
+            .fold(0u64, |bits, i| bits | 1 << i);
 
         let n = self.toolkit_of.len();
         let mut score = vec![0.0f32; n];
@@ -636,9 +652,8 @@ impl SearchIndex {
             // A tool of a toolkit the request names is relevant when its name, description or
             // path says something else the request asks, not only the product's name ("ask
             // Trello to predict my sprint") or a parameter's word ("next").
-            let asked = (strong_mask[d] | synonym_mask[d]) & !naming_bits;
-            let in_named = named.contains(&self.toolkit_of[d])
-                && (0..terms.len()).any(|i| asked & (1 << i) != 0 && bit_idf[i] > 0.0);
+            let asked = (strong_mask[d] | synonym_mask[d]) & !naming_bits & expected_bits;
+            let in_named = asked != 0 && named.contains(&self.toolkit_of[d]);
             if !in_named {
                 if coverage < MIN_COVERAGE {
                     continue;

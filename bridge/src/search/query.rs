@@ -49,13 +49,18 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
                 && !sentence_start(segment, word);
             first_word = false;
             let mut tokens = tokenizer.collect(word, false);
+            // Whole unless split at a case change: `Wolfram|Alpha` is two whole words.
+            let (mut whole, mut one_letter) = (true, false);
+            for run in word.split(|c: char| !c.is_alphanumeric()) {
+                let parts = split_identifier(run);
+                whole &= parts.len() == 1;
+                one_letter |= parts
+                    .iter()
+                    .any(|p| p.chars().count() == 1 && p.chars().all(char::is_alphabetic));
+            }
             // A word with a one-letter part (`XCom`, `eBay`, `vCenter`) means itself only
             // whole: the letter alone is dropped, so its join is the word, not extra evidence.
-            if word
-                .split(|c: char| !c.is_alphanumeric())
-                .flat_map(split_identifier)
-                .any(|part| part.chars().count() == 1 && part.chars().all(char::is_alphabetic))
-            {
+            if one_letter {
                 for token in &mut tokens {
                     token.joined = false;
                 }
@@ -65,10 +70,6 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
                 first_word = false;
                 continue;
             }
-            // Whole unless split at a case change: `Wolfram|Alpha` is two whole words.
-            let whole = word
-                .split(|c: char| !c.is_alphanumeric())
-                .all(|run| split_identifier(run).len() == 1);
             for token in tokens {
                 push(&mut out, token.term, token.joined, value, proper, whole);
             }
