@@ -24,6 +24,7 @@ use super::credentials;
 use crate::call::{self, Call};
 use crate::registry::{Catalog, Entry};
 use crate::rescue::{ApiError, McpFailure};
+use crate::search::MAX_QUERY_CHARS;
 
 /// `search_tools`.
 pub const SEARCH: &str = "search_tools";
@@ -61,7 +62,7 @@ pub fn tools() -> Vec<Tool> {
             schema(json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "The task in a few words, e.g. 'list open pull requests of a repository'."},
+                    "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "The task in a few words, e.g. 'list open pull requests of a repository'."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT, "description": "How many results at most."},
                     "toolkit": {"type": "string", "description": "Only tools of this toolkit (the part of a path before the dot), e.g. 'Github'."}
                 },
@@ -174,6 +175,16 @@ pub fn search(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
         return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
             message: format!(
                 "Invalid arguments for {SEARCH}: query is empty; describe the task in a few words."
+            ),
+            can_retry: true,
+            ..Default::default()
+        }));
+    }
+    let length = query.chars().count();
+    if length > MAX_QUERY_CHARS {
+        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
+            message: format!(
+                "Invalid arguments for {SEARCH}: query is {length} characters long, at most {MAX_QUERY_CHARS}; describe the task in a few words."
             ),
             can_retry: true,
             ..Default::default()
@@ -424,5 +435,20 @@ mod tests {
         let long = "x".repeat(500);
         assert_eq!(summary(&long).chars().count(), SUMMARY_CHARS + 1);
         assert_eq!(summary(""), "");
+    }
+
+    #[test]
+    fn a_search_longer_than_a_request_is_refused_by_its_length() {
+        let catalog = Catalog::default();
+        let query = "word ".repeat(MAX_QUERY_CHARS);
+        let arguments = json!({"query": query}).as_object().cloned().unwrap();
+        let result = search(&catalog, arguments);
+        assert_eq!(result.is_error, Some(true));
+        let text = serde_json::to_string(&result.content).unwrap();
+        assert!(
+            text.contains("query is 4999 characters long, at most 1000"),
+            "{text}"
+        );
+        assert!(text.len() < 1000, "the query is not echoed: {text}");
     }
 }

@@ -125,6 +125,10 @@ const STRONG: u8 = 2;
 const INPUT: u8 = 1;
 /// Only in what the tool answers: weak evidence (see [`OUTPUT_COVERAGE`]).
 const OUTPUT: u8 = 0;
+/// The longest request read, in characters; the rest is ignored. A search request is a
+/// sentence or two, and reading one costs time that grows faster than its length (synonym
+/// phrases, distinct terms), so a client must not be able to send a book.
+pub const MAX_QUERY_CHARS: usize = 1_000;
 /// Query terms considered at most (the rest of a very long query is ignored; the bit sets that
 /// record which terms a tool matched are 64 bits wide).
 const MAX_QUERY_TERMS: usize = 64;
@@ -372,7 +376,7 @@ impl SearchIndex {
 
     /// Ranked hits, best first, at most `limit`; only tools of `toolkit` (case-insensitive)
     /// when given. Deterministic (ties broken by position). Empty when nothing is relevant
-    /// enough.
+    /// enough. Only the first [`MAX_QUERY_CHARS`] characters of `query` are read.
     pub fn search(&self, query: &str, limit: usize, toolkit: Option<&str>) -> Vec<Hit> {
         self.rank(query, limit, toolkit, None)
     }
@@ -396,6 +400,10 @@ impl SearchIndex {
         if (limit == 0 && explain.is_none()) || self.toolkit_of.is_empty() {
             return Vec::new();
         }
+        let query = match query.char_indices().nth(MAX_QUERY_CHARS) {
+            Some((cut, _)) => &query[..cut],
+            None => query,
+        };
         let only = match toolkit {
             Some(name) => {
                 let lower = name.to_lowercase();

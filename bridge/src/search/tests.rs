@@ -507,3 +507,17 @@ fn a_tool_is_one_hit_however_many_ways_it_matches() {
     assert_eq!(positions.len(), hits.len(), "{hits:?}");
     assert_eq!(positions, [0]);
 }
+
+#[test]
+fn only_the_first_thousand_characters_of_a_request_are_read() {
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    let request = |filler: usize| format!("{} create a jira issue", "x".repeat(filler));
+    assert_eq!(
+        ids(&index, &tools, &request(MAX_QUERY_CHARS - 100))
+            .first()
+            .map(String::as_str),
+        Some("Jira.CreateIssue")
+    );
+    assert!(index.search(&request(MAX_QUERY_CHARS), 10, None).is_empty());
+}
