@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
-use otc_mappings::otc::{CallOutcome, CallToolRequest, CallToolResponse, ToolId};
+use otc_mappings::otc::{CallContext, CallOutcome, CallToolRequest, CallToolResponse, ToolId};
 use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
 
+use crate::idempotency::{self, Idempotency};
 use crate::lock::Drift;
 use crate::metrics::{Metrics, Outcome};
 use crate::registry::{Catalog, Entry, Resolution};
@@ -54,13 +55,25 @@ pub struct Observe<'a> {
     pub traces: Option<&'a Traces>,
 }
 
+/// Where repeats of a `call_id` are recognised, and by whom the call is made.
+#[derive(Debug, Clone, Copy)]
+pub struct Repeats<'a> {
+    /// The idempotency store.
+    pub store: &'a Idempotency,
+    /// The authenticated caller (see [`crate::server::auth::Caller`]); empty when anonymous.
+    pub caller: &'a str,
+}
+
 /// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream;
 /// `Ok` is a response to send as it is, success or tool error. `default_timeout` applies when
-/// the tool's source sets none.
+/// the tool's source sets none. With `repeats`, a call that repeats an earlier one (same
+/// caller, `call_id`, tool, input and context) is answered from the store, but only once the
+/// repeat has passed the same checks (requirements, validation) as a new call.
 pub async fn call(
     catalog: &Catalog,
     default_timeout: Duration,
     observe: Observe<'_>,
+    repeats: Option<Repeats<'_>>,
     call: Call,
 ) -> Result<Answer, ApiError> {
     let started = Instant::now();
@@ -78,6 +91,7 @@ pub async fn call(
         catalog,
         default_timeout,
         metrics,
+        repeats,
         call,
         &mut counted,
         started,
@@ -116,6 +130,7 @@ async fn run(
     catalog: &Catalog,
     default_timeout: Duration,
     metrics: Option<&Metrics>,
+    repeats: Option<Repeats<'_>>,
     call: Call,
     counted: &mut Counted<'_>,
     started: Instant,
@@ -173,65 +188,124 @@ async fn run(
     if !parameter_errors.is_empty() {
         return Err(ApiError::InvalidInput { parameter_errors });
     }
-    let source_name = entry.adapter.name();
-    let state = entry.adapter.state();
-    if !state.is_ready() {
-        return Err(ApiError::Unavailable {
-            source_name: source_name.to_owned(),
-            reason: describe(&state),
-        });
-    }
-
-    let call_id = request
-        .call_id
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    tracing::Span::current().record("call_id", tracing::field::debug(&call_id));
-    let upstream_span = counted.span.as_ref().map(|span| {
-        span.call_id(&call_id);
-        span.upstream(entry)
-    });
-    let (upstream_span, trace_context) = match upstream_span {
-        Some((span, context)) => (Some(span), Some(context)),
-        None => (None, None),
-    };
     // Always an object here (checked above); the match only moves the map out.
     let input = match input {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    let tool_call = otc_adapters::ToolCall {
-        tool: Arc::clone(&entry.tool),
-        input,
-        context: request.context.unwrap_or_default(),
-        call_id: call_id.clone(),
-        trace_id: request.trace_id,
-        trace_context,
+    let CallToolRequest {
+        tool_id,
+        call_id,
+        trace_id,
+        context,
+        ..
+    } = request;
+    let forward = Forward {
+        entry,
+        default_timeout,
+        metrics,
+        span: counted.span.as_ref(),
+        started,
     };
-    let upstream = metrics.map(|m| m.upstream(source_name));
-    let result = entry
-        .policy
-        .forward(default_timeout, entry.adapter.call(tool_call))
-        .await;
-    drop(upstream);
-    if let Some(span) = upstream_span {
-        span.finish(result.as_ref().err());
+    // A repeat is the same call by the same credentials: the context (tokens, secrets, user id)
+    // is part of the fingerprint, so a replay never answers one caller's call to another's
+    // credentials; and it is matched only here, after the requirements and the input were
+    // checked like a new call's.
+    match (repeats, call_id) {
+        (Some(repeats), Some(call_id)) => {
+            let fingerprint = idempotency::fingerprint(&tool_id, &input, context.as_ref());
+            let run = forward.run(input, context, call_id.clone(), trace_id);
+            repeats
+                .store
+                .call(repeats.caller, call_id, fingerprint, run)
+                .await
+        }
+        (_, call_id) => {
+            let call_id = call_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            forward.run(input, context, call_id, trace_id).await
+        }
     }
-    let (outcome, failure) = match result {
-        Ok(value) => (CallOutcome::Value(Some(value)), None),
-        Err(err) => match rescue::rescue(&err, definition, source_name) {
-            Rescued::Refused(refusal) => return Err(refusal),
-            Rescued::Failed(error) => (CallOutcome::Error(error), Some(rescue::cause_chain(&err))),
-        },
-    };
-    let duration = started.elapsed().as_secs_f64() * 1000.0;
-    Ok(Answer {
-        response: CallToolResponse {
-            call_id,
-            duration: Some((duration * 1000.0).round() / 1000.0),
-            outcome,
-        },
-        failure,
-    })
+}
+
+/// What sending a checked call upstream needs.
+struct Forward<'a, 't> {
+    entry: &'a Arc<Entry>,
+    default_timeout: Duration,
+    metrics: Option<&'a Metrics>,
+    span: Option<&'a CallSpan<'t>>,
+    started: Instant,
+}
+
+impl Forward<'_, '_> {
+    /// Sends the call upstream (once its source is ready) and rescues a failure.
+    async fn run(
+        self,
+        input: Map<String, Value>,
+        context: Option<CallContext>,
+        call_id: String,
+        trace_id: Option<String>,
+    ) -> Result<Answer, ApiError> {
+        let Self {
+            entry,
+            default_timeout,
+            metrics,
+            span,
+            started,
+        } = self;
+        let definition = entry.definition();
+        let source_name = entry.adapter.name();
+        let state = entry.adapter.state();
+        if !state.is_ready() {
+            return Err(ApiError::Unavailable {
+                source_name: source_name.to_owned(),
+                reason: describe(&state),
+            });
+        }
+        tracing::Span::current().record("call_id", tracing::field::debug(&call_id));
+        let upstream_span = span.map(|span| {
+            span.call_id(&call_id);
+            span.upstream(entry)
+        });
+        let (upstream_span, trace_context) = match upstream_span {
+            Some((span, context)) => (Some(span), Some(context)),
+            None => (None, None),
+        };
+        let tool_call = otc_adapters::ToolCall {
+            tool: Arc::clone(&entry.tool),
+            input,
+            context: context.unwrap_or_default(),
+            call_id: call_id.clone(),
+            trace_id,
+            trace_context,
+        };
+        let upstream = metrics.map(|m| m.upstream(source_name));
+        let result = entry
+            .policy
+            .forward(default_timeout, entry.adapter.call(tool_call))
+            .await;
+        drop(upstream);
+        if let Some(span) = upstream_span {
+            span.finish(result.as_ref().err());
+        }
+        let (outcome, failure) = match result {
+            Ok(value) => (CallOutcome::Value(Some(value)), None),
+            Err(err) => match rescue::rescue(&err, definition, source_name) {
+                Rescued::Refused(refusal) => return Err(refusal),
+                Rescued::Failed(error) => {
+                    (CallOutcome::Error(error), Some(rescue::cause_chain(&err)))
+                }
+            },
+        };
+        let duration = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(Answer {
+            response: CallToolResponse {
+                call_id,
+                duration: Some((duration * 1000.0).round() / 1000.0),
+                outcome,
+            },
+            failure,
+        })
+    }
 }
 
 /// Resolves a requested tool id (with or without `@version`) as the standard says, or the

@@ -1,15 +1,21 @@
 //! `call_id` as the idempotency key the standard calls it (issue 13, DESIGN §11).
 //!
-//! A call repeated with the same `call_id` by the same caller, for the same tool and input,
-//! within the window (default 10 min) is answered with the first call's response, without
-//! calling upstream again; a repeat that arrives while the first is in flight waits for it; the
-//! same `call_id` with another tool or input is a 400. Only calls that reached their tool are
-//! kept (a value or a tool error): a refusal changed nothing upstream, so a repeat runs again.
+//! A call repeated with the same `call_id` by the same caller, for the same tool, input and
+//! context (tokens, secrets, user id), within the window (default 10 min) is answered with the
+//! first call's response, without calling upstream again; a repeat that arrives while the first
+//! is in flight waits for it; the same `call_id` with another tool, input or context is a 400.
+//! A repeat is matched only after it passed the checks of a new call (requirements, input), so
+//! a call without the credentials a tool requires is refused for them, never answered from the
+//! store. Only calls that reached their tool are kept (a value or a tool error): a refusal
+//! changed nothing upstream, so a repeat runs again.
 //!
 //! The key is the SHA-256 of the caller (the authenticated identity, see
 //! [`crate::server::auth::Caller`]) and the `call_id`; the fingerprint is the SHA-256 of the
-//! tool id as requested and the input in canonical form (keys sorted), so key order does not
-//! make two inputs differ.
+//! tool id as requested, the input and the context in canonical form (keys sorted), so key
+//! order does not make two calls differ. Another token, secret or user id with the same
+//! `call_id` is a reuse (400, naming nothing of the first call), not a new call: a `call_id`
+//! promises that its call runs at most once, and a client that retries with a refreshed token
+//! must not run it twice unknowingly; it sends a new `call_id` for what is a new call.
 //!
 //! Two stores: [`memory`] (the default, bounded in entries and bytes) and [`redis`], shared by
 //! replicas behind a load balancer. This is the only state the bridge shares across calls;
@@ -20,12 +26,12 @@ mod redis;
 
 use std::time::Duration;
 
-use otc_mappings::otc::CallToolResponse;
+use otc_mappings::otc::{CallContext, CallToolResponse};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::call::{Answer, Call};
+use crate::call::Answer;
 use crate::rescue::ApiError;
 
 /// `idempotency:` in the config file.
@@ -95,7 +101,8 @@ enum Store {
 }
 
 type Key = [u8; 32];
-type Fingerprint = [u8; 32];
+/// What makes two calls with one `call_id` the same call (see [`fingerprint`]).
+pub type Fingerprint = [u8; 32];
 
 impl Idempotency {
     /// The store `state` names: `memory` (or nothing) or `redis://…`.
@@ -125,17 +132,20 @@ impl Idempotency {
         })
     }
 
-    /// Runs `call` through `run` unless it repeats an earlier one of `caller`.
-    pub async fn call<F, Fut>(&self, caller: &str, call: Call, run: F) -> Result<Answer, ApiError>
+    /// Runs `run` unless it repeats an earlier call of `caller` with `call_id`: a call with
+    /// the same [`fingerprint`] is answered with the first one's response, one with another
+    /// fingerprint is refused.
+    pub async fn call<Fut>(
+        &self,
+        caller: &str,
+        call_id: String,
+        fingerprint: Fingerprint,
+        run: Fut,
+    ) -> Result<Answer, ApiError>
     where
-        F: FnOnce(Call) -> Fut,
         Fut: std::future::Future<Output = Result<Answer, ApiError>>,
     {
-        let Some(call_id) = call.request.call_id.clone() else {
-            return run(call).await;
-        };
         let key = key(caller, &call_id);
-        let fingerprint = fingerprint(&call.request.tool_id, call.request.input.as_ref());
         let claimed = match &self.store {
             Store::Memory(store) => Ok(store.claim(key, fingerprint).await),
             Store::Redis(store) => store.claim(key, fingerprint).await,
@@ -157,7 +167,7 @@ impl Idempotency {
                 OnStoreError::Refuse => return Err(ApiError::StateUnavailable { reason }),
             },
         };
-        let answer = run(call).await;
+        let answer = run.await;
         if let Some(ticket) = ticket {
             let stored = answer.as_ref().ok().map(|a| &a.response);
             let finished = match ticket {
@@ -183,35 +193,31 @@ fn key(caller: &str, call_id: &str) -> Key {
     hash.finalize().into()
 }
 
-/// The tool as requested and the input with its keys sorted, hashed.
-fn fingerprint(tool_id: &str, input: Option<&Value>) -> Fingerprint {
+/// The tool as requested, the input and the context (tokens, secrets, user id), each in
+/// canonical form (object keys sorted), hashed: a repeat must be the same call by the same
+/// credentials, so another token, secret or user id with a `call_id` already used is a
+/// reuse, never the first caller's answer.
+pub fn fingerprint(
+    tool_id: &str,
+    input: &Map<String, Value>,
+    context: Option<&CallContext>,
+) -> Fingerprint {
     let mut hash = Sha256::new();
     hash.update(tool_id.as_bytes());
     hash.update([0]);
-    match input {
-        // No input and an empty object are the same call.
-        None | Some(Value::Null) => canonical(&mut hash, &Value::Object(Default::default())),
-        Some(input) => canonical(&mut hash, input),
-    }
+    canonical_object(&mut hash, input);
+    hash.update([0]);
+    // No context and an empty one are the same call.
+    let context = context
+        .and_then(|context| serde_json::to_value(context).ok())
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    canonical(&mut hash, &context);
     hash.finalize().into()
 }
 
 fn canonical(hash: &mut Sha256, value: &Value) {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            hash.update(b"{");
-            for key in keys {
-                hash.update(serde_json::to_string(key).unwrap_or_default().as_bytes());
-                hash.update(b":");
-                if let Some(value) = map.get(key) {
-                    canonical(hash, value);
-                }
-                hash.update(b",");
-            }
-            hash.update(b"}");
-        }
+        Value::Object(map) => canonical_object(hash, map),
         Value::Array(items) => {
             hash.update(b"[");
             for item in items {
@@ -222,6 +228,21 @@ fn canonical(hash: &mut Sha256, value: &Value) {
         }
         other => hash.update(other.to_string().as_bytes()),
     }
+}
+
+fn canonical_object(hash: &mut Sha256, map: &Map<String, Value>) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    hash.update(b"{");
+    for key in keys {
+        hash.update(serde_json::to_string(key).unwrap_or_default().as_bytes());
+        hash.update(b":");
+        if let Some(value) = map.get(key) {
+            canonical(hash, value);
+        }
+        hash.update(b",");
+    }
+    hash.update(b"}");
 }
 
 /// A stored response: its fingerprint and its body (the standard's JSON).
@@ -242,23 +263,77 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
     #[test]
     fn key_order_does_not_change_the_fingerprint_but_values_do() {
-        let a = fingerprint("T.X", Some(&json!({"a": 1, "b": {"c": [1, 2], "d": "x"}})));
-        let b = fingerprint("T.X", Some(&json!({"b": {"d": "x", "c": [1, 2]}, "a": 1})));
+        let a = fingerprint(
+            "T.X",
+            &object(json!({"a": 1, "b": {"c": [1, 2], "d": "x"}})),
+            None,
+        );
+        let b = fingerprint(
+            "T.X",
+            &object(json!({"b": {"d": "x", "c": [1, 2]}, "a": 1})),
+            None,
+        );
         assert_eq!(a, b);
         assert_ne!(
             a,
-            fingerprint("T.X", Some(&json!({"a": 2, "b": {"c": [1, 2], "d": "x"}})))
+            fingerprint(
+                "T.X",
+                &object(json!({"a": 2, "b": {"c": [1, 2], "d": "x"}})),
+                None
+            )
         );
         assert_ne!(
             a,
-            fingerprint("T.Y", Some(&json!({"a": 1, "b": {"c": [1, 2], "d": "x"}})))
-        );
-        assert_eq!(
-            fingerprint("T.X", None),
-            fingerprint("T.X", Some(&json!({})))
+            fingerprint(
+                "T.Y",
+                &object(json!({"a": 1, "b": {"c": [1, 2], "d": "x"}})),
+                None
+            )
         );
         assert_ne!(key("alice", "1"), key("bob", "1"));
+    }
+
+    #[test]
+    fn the_context_is_part_of_the_fingerprint() {
+        let context = |value: Value| serde_json::from_value::<CallContext>(value).ok();
+        let input = object(json!({"q": 1}));
+        let alice = context(json!({"authorization": [{"id": "gh", "token": "alice"}]}));
+        let bob = context(json!({"authorization": [{"id": "gh", "token": "bob"}]}));
+        assert_eq!(
+            fingerprint("T.X", &input, alice.as_ref()),
+            fingerprint("T.X", &input, alice.as_ref())
+        );
+        assert_ne!(
+            fingerprint("T.X", &input, alice.as_ref()),
+            fingerprint("T.X", &input, bob.as_ref())
+        );
+        assert_ne!(
+            fingerprint("T.X", &input, alice.as_ref()),
+            fingerprint("T.X", &input, None)
+        );
+        let user = |id: &str| context(json!({"user_id": id}));
+        assert_ne!(
+            fingerprint("T.X", &input, user("a").as_ref()),
+            fingerprint("T.X", &input, user("b").as_ref())
+        );
+        let secret = |value: &str| context(json!({"secrets": [{"id": "k", "value": value}]}));
+        assert_ne!(
+            fingerprint("T.X", &input, secret("1").as_ref()),
+            fingerprint("T.X", &input, secret("2").as_ref())
+        );
+        // No context and an empty one are the same call.
+        assert_eq!(
+            fingerprint("T.X", &input, None),
+            fingerprint("T.X", &input, context(json!({})).as_ref())
+        );
     }
 }

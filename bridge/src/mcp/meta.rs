@@ -319,6 +319,8 @@ pub async fn call_path(
             metrics: settings.metrics.as_deref(),
             traces: settings.traces.as_deref(),
         },
+        // MCP calls carry no call_id: nothing to repeat.
+        None,
         Call {
             request,
             trace_context,

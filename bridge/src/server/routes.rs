@@ -198,25 +198,26 @@ pub(super) async fn call_tool(
 ) -> Response {
     let catalog = state.catalog().current();
     let settings = state.settings();
-    let run = |call| {
-        crate::call::call(
-            &catalog,
-            settings.call_timeout,
-            crate::call::Observe {
-                metrics: settings.metrics.as_deref(),
-                traces: settings.traces.as_deref(),
-            },
-            call,
-        )
-    };
-    let answer = match &settings.idempotency {
-        // Repeats are matched per caller: one caller's call_id never answers another's.
-        Some(store) => {
-            let caller = caller.map(|c| c.0.0).unwrap_or_default();
-            store.call(&caller, call, run).await
-        }
-        None => run(call).await,
-    };
+    // Repeats are matched per caller: one caller's call_id never answers another's.
+    let caller = caller.map(|c| c.0.0).unwrap_or_default();
+    let repeats = settings
+        .idempotency
+        .as_deref()
+        .map(|store| crate::call::Repeats {
+            store,
+            caller: &caller,
+        });
+    let answer = crate::call::call(
+        &catalog,
+        settings.call_timeout,
+        crate::call::Observe {
+            metrics: settings.metrics.as_deref(),
+            traces: settings.traces.as_deref(),
+        },
+        repeats,
+        call,
+    )
+    .await;
     match answer {
         Ok(answer) => reply.answer(answer),
         Err(refusal) => reply.error(refusal),

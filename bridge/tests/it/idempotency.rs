@@ -121,6 +121,68 @@ async fn a_repeated_call_id_is_answered_without_calling_upstream_again() {
     bridge.interrupt().await;
 }
 
+/// A repeat is the same call by the same credentials (issue 25, item 1): without server
+/// authentication every request is one caller, so before the fix anyone who sent a `call_id`
+/// already used got its answer, whatever token or secret they held (or none). Runs against the
+/// demo, whose `DeleteNote` requires the secret `notes_api_key`.
+#[tokio::test]
+async fn a_repeated_call_id_never_answers_other_credentials() {
+    let mut demo = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);
+    let url = demo.url().await;
+    let http = reqwest::Client::new();
+    let call = |body: Value| {
+        let http = http.clone();
+        let url = url.clone();
+        async move {
+            let response = http
+                .post(format!("{url}/tools/call"))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            (
+                response.status().as_u16(),
+                response.json::<Value>().await.unwrap(),
+            )
+        }
+    };
+    let (status, created) = call(json!({"tool_id": "DemoNotes.CreateNote",
+        "input": {"title": "t", "body": "b"}}))
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["value"]["id"].as_u64().unwrap();
+    let delete = |context: Value| {
+        json!({"tool_id": "DemoNotes.DeleteNote", "call_id": "del-1",
+            "input": {"noteId": id}, "context": context})
+    };
+    let secret = |value: &str| json!({"secrets": [{"id": "notes_api_key", "value": value}]});
+    let (status, first) = call(delete(secret("demo-key"))).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["success"], true, "{first}");
+
+    // No credentials: refused for the missing secret, as a new call would be.
+    let (status, body) = call(delete(json!({}))).await;
+    assert_eq!(status, 400, "a repeat without the secret got: {body}");
+    assert!(body.to_string().contains("notes_api_key"), "{body}");
+    // Other credentials: a reuse of the call_id, not the first caller's answer.
+    let (status, body) = call(delete(secret("someone-else"))).await;
+    assert_eq!(status, 400, "a repeat with another secret got: {body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("already used"),
+        "{body}"
+    );
+    assert_ne!(body, first);
+    // Another user id with the same secret is another call, too.
+    let mut other_user = secret("demo-key");
+    other_user["user_id"] = json!("bob");
+    let (status, body) = call(delete(other_user)).await;
+    assert_eq!(status, 400, "{body}");
+    // The same credentials: the stored answer (the note is gone, so a second run would fail).
+    let (status, again) = call(delete(secret("demo-key"))).await;
+    assert_eq!((status, &again), (200, &first));
+    demo.interrupt().await;
+}
+
 /// A process of the test, stopped when dropped.
 struct Process(Child);
 
