@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Tool-search quality and latency (otc_bridge::search): builds the catalog of every document in
+# Tool-search quality and latency (otc_search): builds the catalog of every document in
 # the shared OpenAPI corpus manifest exactly as `otc-bridge tools --openapi DOC …` lists it (one
 # source per document, the bridge's own ids; nothing is called), indexes the highest version of
 # each tool, and runs the development query set. Prints hit@1 and hit@5 over the `match`
 # queries, the share of `none` queries answered with nothing, search latency p50/p99 (every
 # query 20 times), index heap bytes against the `GET /tools` JSON bytes, and build time; then
 # the same latency on a catalog grown to SCALE tools with renamed copies (see `synthetic` in
-# bridge/examples/search_eval.rs).
+# search/examples/search_eval.rs).
 #
 # Usage: bench/search/run.sh [--misses]      (--misses: print each query ranked wrong)
 #   OTC_OPENAPI_CORPUS_DIR=../shared/corpus/openapi   the documents (manifest.json)
@@ -17,6 +17,6 @@ here="$(dirname "$0")"
 corpus="$(realpath -m "${OTC_OPENAPI_CORPUS_DIR:-$here/../../../shared/corpus/openapi}")"
 queries="$(realpath -m "${OTC_SEARCH_QUERIES:-$here/../../../shared/search/dev-queries.json}")"
 cd "$here/../.."
-cargo build --release -p otc-bridge --example search_eval
+cargo build --release -p otc-search --example search_eval
 exec "${CARGO_TARGET_DIR:-target}/release/examples/search_eval" \
   --manifest "$corpus/manifest.json" --queries "$queries" --scale "${SCALE:-10000}" "$@"

@@ -15,13 +15,13 @@ use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
 
+use crate::catalog::lock::Drift;
+use crate::catalog::registry::{Catalog, Entry, Resolution};
+use crate::catalog::{requirements, validate};
 use crate::idempotency::{self, Idempotency};
-use crate::lock::Drift;
-use crate::metrics::{Metrics, Outcome};
-use crate::registry::{Catalog, Entry, Resolution};
 use crate::rescue::{self, ApiError, Rescued};
-use crate::traces::{CallSpan, Traces};
-use crate::{requirements, validate};
+use crate::telemetry::metrics::{Metrics, Outcome};
+use crate::telemetry::traces::{CallSpan, Traces};
 
 /// A call request as an edge parsed it.
 #[derive(Debug, Default)]

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, Parser, Subcommand};
 
+use otc_bridge::catalog::lock::OnChange;
+use otc_bridge::config::sources::{SourceFlag, SourceKind};
 use otc_bridge::config::{DialectName, Overrides};
-use otc_bridge::lock::OnChange;
-use otc_bridge::mcp::Expose;
-use otc_bridge::sources::{SourceFlag, SourceKind};
+use otc_bridge::server::mcp::Expose;
 
 /// Serve MCP servers and OpenAPI services as an Open Tool Calling (OTC) tool server.
 #[derive(Debug, Parser)]

@@ -1,38 +1,30 @@
 //! otc-bridge: serves MCP servers and OpenAPI services as an Open Tool Calling tool server.
 //!
-//! The pieces, in the order a call meets them: [`server`] (the HTTP edge: logging, origin
-//! checks, auth, extractors that detect the dialect and parse once), [`call`] (the pipeline
-//! every edge shares: resolve in the [`registry`], check [`requirements`], [`validate`],
-//! forward under the source's [`policy`]), and [`rescue`] (the one place where errors become
-//! wire shapes). [`mcp`] is the second edge over the same pipeline: the catalog served to MCP
-//! hosts through three meta-tools, ranked by [`search`].
+//! The floor plan (DESIGN.md §12), arrows pointing down:
 //!
-//! Start-up: [`config`] merges the file and the flags into one [`config::Config`], whose
-//! [`sources`] carry their compiled [`policy`] (an MCP host's
-//! own file is read by [`mcp_servers`]); [`run`] starts them and keeps the catalog fresh.
-//! The command line, the commands and the built-in demo are the `otc-bridge` binary's own
-//! modules (`src/main.rs`), not part of this API.
+//! | module | what it is |
+//! |---|---|
+//! | [`server`] | the HTTP edge: the accept loop ([`server::listen`]), guard, auth, extractors, routes, and the MCP edge ([`server::mcp`]) |
+//! | [`call`] | one call, from a parsed request to its outcome; every edge calls through it |
+//! | [`idempotency`] | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
+//! | [`rescue`] | errors and refusals, and their wire shapes |
+//! | [`catalog`] | the tools served ([`catalog::registry`]), per-source policy, lockfile pins, validation, requirements |
+//! | [`telemetry`] | metrics and traces |
+//! | [`config`] | the file, the flags and MCP hosts' files → one resolved [`config::Config`] |
+//! | [`lifecycle`] | starting sources and keeping the catalog fresh; reloading the configuration |
+//!
+//! Tool search is its own crate, `otc-search`. The command line, the commands and the built-in
+//! demo are the `otc-bridge` binary's own modules (`src/main.rs`), not part of this API.
 #![warn(missing_docs)]
 
 pub mod call;
+pub mod catalog;
 pub mod config;
 pub mod idempotency;
-pub mod lock;
-pub mod mcp;
-pub mod mcp_servers;
-pub mod metrics;
-pub mod policy;
-pub mod registry;
-pub mod reload;
-pub mod requirements;
+pub mod lifecycle;
 pub mod rescue;
-pub mod run;
-pub mod search;
-pub mod serve;
 pub mod server;
-pub mod sources;
-pub mod traces;
-pub mod validate;
+pub mod telemetry;
 
-pub use registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
+pub use catalog::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
 pub use server::{AppState, Authenticator, ServerSettings, app};

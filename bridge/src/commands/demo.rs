@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use otc_adapters::mcp::McpConfig;
 use otc_adapters::openapi::OpenApiConfig;
+use otc_bridge::config::sources::{Source, Upstream};
 use otc_bridge::config::{DialectName, LimitsConfig};
-use otc_bridge::sources::{Source, Upstream};
 use otc_mappings::otc::Dialect;
 
 use super::serve::{AppOptions, dialect_name, run_server};
@@ -55,14 +55,16 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     );
     let dialect: Dialect = args.dialect.map_or(DialectName::Otc, Into::into).into();
     let mut settings = LimitsConfig::default().server_settings(dialect)?;
-    settings.metrics = Some(std::sync::Arc::new(otc_bridge::metrics::Metrics::new(true)));
+    settings.metrics = Some(std::sync::Arc::new(
+        otc_bridge::telemetry::metrics::Metrics::new(true),
+    ));
     let idempotency = otc_bridge::idempotency::Idempotency::new(None, &Default::default())
         .await
         .map_err(anyhow::Error::msg)?;
     settings.idempotency = Some(std::sync::Arc::new(idempotency));
     let options = AppOptions {
         build: otc_adapters::BuildContext::default(),
-        connections: otc_bridge::serve::ConnectionLimits::default(),
+        connections: otc_bridge::server::listen::ConnectionLimits::default(),
         settings,
         auth: None,
         allow_partial: false,

@@ -13,10 +13,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use otc_bridge::catalog::lock::Lockfile;
+use otc_bridge::config::host_import;
+use otc_bridge::config::sources::{SourceFlag, SourceKind};
 use otc_bridge::config::{Config, FileConfig, Overrides, parse_yaml};
-use otc_bridge::lock::Lockfile;
-use otc_bridge::mcp_servers;
-use otc_bridge::sources::{SourceFlag, SourceKind};
 use otc_mappings::change::{self, Class};
 use otc_mappings::otc::{ToolDefinition, ToolVersion};
 use otc_mappings::{MappedTool, Target};
@@ -97,7 +97,7 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
             ..Overrides::default()
         };
         Config::resolve(FileConfig::default(), overrides)?
-    } else if value.get("sources").is_some() || mcp_servers::detect(&value).is_some() {
+    } else if value.get("sources").is_some() || host_import::detect(&value).is_some() {
         let mut file = FileConfig::load(Path::new(path))?;
         file.lock = None;
         let config = Config::resolve(file, Overrides::default())?;

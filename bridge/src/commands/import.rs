@@ -1,13 +1,13 @@
 //! `otc-bridge import FILE`: an MCP host's configuration (`mcpServers` of Claude Desktop, Claude
 //! Code, Cursor or Windsurf; VS Code's `servers`) printed as the native YAML it is read as, for
 //! those who want to grow it into a full configuration (issue 13). `--config FILE` reads the same
-//! file directly; both go through [`otc_bridge::mcp_servers::read`], so they serve the same.
+//! file directly; both go through [`otc_bridge::config::host_import::read`], so they serve the same.
 #![allow(clippy::print_stdout)] // The YAML on stdout is this command's product.
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use otc_bridge::mcp_servers;
+use otc_bridge::config::host_import;
 
 use crate::cli::ImportArgs;
 
@@ -17,7 +17,7 @@ pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let path = &args.file;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let imported = mcp_servers::read(&text, path)
+    let imported = host_import::read(&text, path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
         .with_context(|| {
             format!(

@@ -15,8 +15,8 @@ use anyhow::Context as _;
 use axum::extract::{OriginalUri, State};
 use clap::ArgMatches;
 use otc_adapters::mcp::config::{AuthConfig, OAuthGrant};
-use otc_adapters::mcp::oauth::{self, Visit};
-use otc_bridge::sources::Upstream;
+use otc_adapters::mcp::oauth::Visit;
+use otc_bridge::config::sources::Upstream;
 use tokio::sync::{Mutex, mpsc};
 
 use crate::cli::InspectArgs;
@@ -46,7 +46,7 @@ pub(crate) async fn login(args: &InspectArgs, matches: &ArgMatches) -> anyhow::R
             continue;
         }
         let (redirect_uri, visit, server) = callback_listener().await?;
-        let outcome = oauth::login(&source.name, mcp, &redirect_uri, visit).await;
+        let outcome = otc_adapters::mcp::login(&source.name, mcp, &redirect_uri, visit).await;
         server.abort();
         let outcome = outcome.with_context(|| format!("signing in to {}", source.name))?;
         if outcome.authorized {

@@ -50,8 +50,9 @@ pub(crate) fn init_logging(filter: &str) {
 
 /// Traces as the standard `OTEL_*` environment variables configure them (off unless an OTLP
 /// endpoint is set); after logging is up, so a misconfiguration is seen.
-pub(crate) fn start_traces() -> anyhow::Result<Option<std::sync::Arc<otc_bridge::traces::Traces>>> {
-    let traces = otc_bridge::traces::Traces::from_env()?;
+pub(crate) fn start_traces()
+-> anyhow::Result<Option<std::sync::Arc<otc_bridge::telemetry::traces::Traces>>> {
+    let traces = otc_bridge::telemetry::traces::Traces::from_env()?;
     if traces.is_some() {
         tracing::info!("Exporting traces over OTLP.");
     }
@@ -60,7 +61,9 @@ pub(crate) fn start_traces() -> anyhow::Result<Option<std::sync::Arc<otc_bridge:
 
 /// Exports the spans still queued and stops the exporter (it blocks, so not on a runtime
 /// thread).
-pub(crate) async fn stop_traces(traces: Option<std::sync::Arc<otc_bridge::traces::Traces>>) {
+pub(crate) async fn stop_traces(
+    traces: Option<std::sync::Arc<otc_bridge::telemetry::traces::Traces>>,
+) {
     if let Some(traces) = traces {
         let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
     }

@@ -10,10 +10,12 @@ use anyhow::Context as _;
 use clap::ArgMatches;
 use otc_adapters::mcp::oauth::challenges::Challenges;
 use otc_adapters::{Adapter, BuildContext};
-use otc_bridge::reload::Reloader;
-use otc_bridge::run::{Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources};
-use otc_bridge::serve::ConnectionLimits;
-use otc_bridge::sources::Source;
+use otc_bridge::config::sources::Source;
+use otc_bridge::lifecycle::reload::Reloader;
+use otc_bridge::lifecycle::start::{
+    Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources,
+};
+use otc_bridge::server::listen::ConnectionLimits;
 use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
 use otc_mappings::Severity;
 use otc_mappings::otc::Dialect;
@@ -35,7 +37,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     // After logging is up, so what building it warns about is seen.
     let auth = config.auth.build()?;
     // Idle sockets must not exhaust a low soft descriptor limit before the connection cap does.
-    otc_bridge::serve::raise_fd_limit();
+    otc_bridge::server::listen::raise_fd_limit();
     // Bind before starting sources, so a busy port fails fast, before any child is spawned.
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -244,9 +246,13 @@ pub(crate) async fn run_server(
     let _ = std::io::stdout().flush();
     // Past the shutdown deadline, connections still open are dropped: a half-sent request
     // cannot hold the process (and its children) forever.
-    let served =
-        otc_bridge::serve::serve(listener, app(state), options.connections, shutdown_signal())
-            .await;
+    let served = otc_bridge::server::listen::serve(
+        listener,
+        app(state),
+        options.connections,
+        shutdown_signal(),
+    )
+    .await;
     match stopping {
         Stopping::Reloader(reloader, task) => {
             task.abort();

@@ -183,7 +183,7 @@ impl FromRequest<AppState> for CallEnvelope {
                 trace_context: settings
                     .traces
                     .as_ref()
-                    .and_then(|_| crate::traces::from_headers(&parts.headers)),
+                    .and_then(|_| crate::telemetry::traces::from_headers(&parts.headers)),
             },
         })
     }

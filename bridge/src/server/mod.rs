@@ -1,6 +1,6 @@
 //! The HTTP edge (axum): `GET /health`, `GET /tools`, `POST /tools/call` and its alias
 //! `POST /call`, in every dialect of DESIGN.md §2, and `POST /mcp`, the MCP edge
-//! ([`crate::mcp`]) behind the same guard and authentication.
+//! ([`crate::server::mcp`]) behind the same guard and authentication.
 //!
 //! What happens to a request, outside in:
 //!
@@ -24,12 +24,14 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use otc_mappings::otc::Dialect;
 
-use crate::registry::SharedCatalog;
+use crate::catalog::registry::SharedCatalog;
 
 pub mod auth;
 mod extract;
 pub mod guard;
+pub mod listen;
 mod log;
+pub mod mcp;
 mod numbers;
 mod reply;
 mod routes;
@@ -58,18 +60,18 @@ pub struct ServerSettings {
     /// public name.
     pub allowed_hosts: Vec<String>,
     /// What `POST /mcp` lists (`--mcp-expose`).
-    pub mcp_expose: crate::mcp::Expose,
+    pub mcp_expose: crate::server::mcp::Expose,
     /// The per-caller authorization challenges the bridge issued, which `/oauth/callback`
     /// completes and `/oauth/check/{id}` reports.
     pub challenges: Option<Arc<otc_adapters::mcp::oauth::challenges::Challenges>>,
     /// What `GET /metrics` reports; `None` when metrics are off.
-    pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
     /// Whether `GET /metrics` is served without server authentication.
     pub metrics_public: bool,
     /// Where repeated `call_id`s are answered from; `None`: every call runs.
     pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
     /// Where calls are traced (OTLP); `None` when traces are off, the default.
-    pub traces: Option<Arc<crate::traces::Traces>>,
+    pub traces: Option<Arc<crate::telemetry::traces::Traces>>,
 }
 
 impl Default for ServerSettings {
@@ -81,7 +83,7 @@ impl Default for ServerSettings {
             listen: None,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
-            mcp_expose: crate::mcp::Expose::Meta,
+            mcp_expose: crate::server::mcp::Expose::Meta,
             challenges: None,
             metrics: None,
             metrics_public: false,
@@ -142,10 +144,10 @@ impl AppState {
 /// The router. Authentication guards every route but `/health`.
 pub fn app(state: AppState) -> Router {
     let settings = state.settings();
-    let mcp = crate::mcp::http_service(
-        crate::mcp::CatalogServer::new(
+    let mcp = crate::server::mcp::http_service(
+        crate::server::mcp::CatalogServer::new(
             state.catalog().clone(),
-            crate::mcp::McpSettings::from(settings),
+            crate::server::mcp::McpSettings::from(settings),
         ),
         settings.max_body_bytes,
     );
@@ -187,4 +189,16 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn(log::request))
         .with_state(state)
+}
+
+/// The MCP edge's share of the server's settings.
+impl From<&ServerSettings> for mcp::McpSettings {
+    fn from(settings: &ServerSettings) -> Self {
+        Self {
+            expose: settings.mcp_expose,
+            call_timeout: settings.call_timeout,
+            metrics: settings.metrics.clone(),
+            traces: settings.traces.clone(),
+        }
+    }
 }

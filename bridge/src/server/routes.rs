@@ -267,7 +267,7 @@ pub(super) async fn check_authorization(
     response
 }
 
-/// `GET /metrics`: the Prometheus text format (see [`crate::metrics`]).
+/// `GET /metrics`: the Prometheus text format (see [`crate::telemetry::metrics`]).
 pub(super) async fn metrics(State(state): State<AppState>) -> Response {
     let Some(metrics) = &state.settings().metrics else {
         return not_found().await.into_response();
@@ -276,7 +276,7 @@ pub(super) async fn metrics(State(state): State<AppState>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
-            HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+            HeaderValue::from_static(crate::telemetry::metrics::CONTENT_TYPE),
         )],
         body,
     )

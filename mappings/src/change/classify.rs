@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::canonical::{normalize, sorted};
-use super::schema::{self, Reasons, Side, show};
+use super::schema;
+use super::vocab::{Reasons, Side, show};
 use super::{Change, RuleId};
 
 /// How `new` differs from `old`, two canonical definitions ([`super::canonical`]).

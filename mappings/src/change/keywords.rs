@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::RuleId;
 use super::canonical::sorted;
-use super::schema::{At, Direction, Kind, Reasons, Side, show, show_opt};
+use super::vocab::{At, Direction, Kind, Reasons, Side, show, show_opt};
 
 /// Keywords that are text for people and models, never checked by a validator.
 const TEXT: &[&str] = &[

@@ -18,6 +18,7 @@ mod classify;
 mod keywords;
 mod rules;
 mod schema;
+mod vocab;
 
 use std::collections::BTreeMap;
 use std::fmt;

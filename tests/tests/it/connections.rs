@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use otc_adapters::Adapter;
 use otc_adapters::fake::FakeAdapter;
 use otc_bridge::ServerSettings;
-use otc_bridge::serve::{ConnectionLimits, is_body_timeout, serve};
+use otc_bridge::server::listen::{ConnectionLimits, is_body_timeout, serve};
 use otc_tests::bridge::TestBridge;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -32,7 +32,7 @@ fn state() -> AppState {
         .build()
         .unwrap();
     let adapters: Vec<Arc<dyn otc_adapters::Adapter>> = vec![Arc::new(fixture_adapter())];
-    let (catalog, _) = runtime.block_on(otc_bridge::run::load_catalog(&adapters));
+    let (catalog, _) = runtime.block_on(otc_bridge::lifecycle::start::load_catalog(&adapters));
     AppState::new(SharedCatalog::new(catalog), ServerSettings::default(), None)
 }
 

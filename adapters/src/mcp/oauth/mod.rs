@@ -304,26 +304,15 @@ pub type Visit = Arc<
     dyn Fn(String) -> futures::future::BoxFuture<'static, Result<String, String>> + Send + Sync,
 >;
 
-/// What a sign-in gave.
-#[derive(Debug)]
-pub struct LoginOutcome {
-    /// Tools the server listed once signed in.
-    pub tools: usize,
-    /// Whether the server asked for authorization at all.
-    pub authorized: bool,
-    /// Where the tokens are kept.
-    pub token_file: std::path::PathBuf,
-}
-
-/// `otc-bridge login`: signs in to `config`'s server with the authorization code flow
-/// (`redirect_uri` on loopback, `visit` plays the user), keeps the tokens in the source's token
-/// file (replacing what was there) and lists the tools once to prove the token works.
-pub async fn login(
+/// The first half of `otc-bridge login` ([`crate::mcp::login`]): the client that signs in to
+/// `config`'s server (`redirect_uri` on loopback, `visit` plays the user), the sign-in it runs
+/// on each challenge, and the source's token file, where the tokens are kept.
+pub(crate) async fn start_login(
     source: &str,
     config: &McpConfig,
     redirect_uri: &str,
     visit: Visit,
-) -> Result<LoginOutcome, AdapterError> {
+) -> Result<(AuthClient<LimitedHttpClient>, SignIn, std::path::PathBuf), AdapterError> {
     let (Some(AuthConfig::Oauth(oauth)), Some(url)) = (&config.auth, config.remote_url()) else {
         return Err(AdapterError::setup(
             "login needs a remote source with OAuth (--mcp-url or --mcp-sse URL --oauth, or `auth: {type: oauth}`)",
@@ -336,7 +325,7 @@ pub async fn login(
         .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
     let client = AuthClient::new(LimitedHttpClient::new()?, manager);
-    let mut signed_in = SignIn {
+    let signed_in = SignIn {
         manager: client.auth_manager.clone(),
         url: url.to_owned(),
         oauth: oauth.clone(),
@@ -345,14 +334,13 @@ pub async fn login(
         wanted,
         done: 0,
     };
-    let (tools, authorized) =
-        super::client::list_once(source, config, client, &mut signed_in).await?;
-    let _ = std::fs::remove_file(wanted_file(&token_file));
-    Ok(LoginOutcome {
-        tools,
-        authorized,
-        token_file,
-    })
+    Ok((client, signed_in, token_file))
+}
+
+/// The second half of `otc-bridge login`: the scopes noted as wanted beside `token_file` were
+/// granted, so the note goes.
+pub(crate) fn finish_login(token_file: &std::path::Path) {
+    let _ = std::fs::remove_file(wanted_file(token_file));
 }
 
 /// The authorization code flow of one `login`, run on each challenge the server answers.

@@ -24,7 +24,7 @@ use prometheus::{
     Registry, TextEncoder,
 };
 
-use crate::registry::Catalog;
+use crate::catalog::registry::Catalog;
 
 /// Seconds: from a fast local tool to the default call timeout.
 const BUCKETS: &[f64] = &[

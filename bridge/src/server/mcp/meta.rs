@@ -22,9 +22,9 @@ use serde_json::{Map, Value, json};
 use super::McpSettings;
 use super::credentials;
 use crate::call::{self, Call};
-use crate::registry::{Catalog, Entry};
+use crate::catalog::registry::{Catalog, Entry};
 use crate::rescue::{ApiError, McpFailure};
-use crate::search::MAX_QUERY_CHARS;
+use otc_search::MAX_QUERY_CHARS;
 
 /// `search_tools`.
 pub const SEARCH: &str = "search_tools";

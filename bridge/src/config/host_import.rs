@@ -653,7 +653,7 @@ impl Imported {
         );
         let mut doc = Mapping::new();
         doc.insert("sources".into(), Value::Sequence(self.sources.clone()));
-        out.push_str(&crate::config::write_yaml(&doc)?);
+        out.push_str(&super::read::write_yaml(&doc)?);
         Ok(out)
     }
 }

@@ -21,10 +21,10 @@ use otc_adapters::Adapter;
 use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition, ToolVersion, VersionSelector};
 use otc_mappings::{Diagnostic, MappedTool, Severity};
 
-use crate::lock::{self, Drift};
-use crate::policy::SourcePolicy;
-use crate::search::SearchIndex;
-use crate::validate::{self, Validators};
+use crate::catalog::lock::{self, Drift};
+use crate::catalog::policy::SourcePolicy;
+use crate::catalog::validate::{self, Validators};
+use otc_search::SearchIndex;
 
 /// Entry keys: unique for the life of the process, so a cached validator can never be found
 /// under a key that a later entry reuses (an address could be).

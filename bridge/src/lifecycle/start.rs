@@ -10,8 +10,8 @@ use futures::stream::FuturesUnordered;
 use otc_adapters::{Adapter, BuildContext};
 use otc_mappings::Diagnostic;
 
-use crate::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
-use crate::sources::Source;
+use crate::catalog::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
+use crate::config::sources::Source;
 
 /// What listing one source gave.
 #[derive(Debug)]

@@ -30,7 +30,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
-use crate::registry::SharedCatalog;
+use crate::catalog::registry::SharedCatalog;
 
 mod credentials;
 pub mod meta;
@@ -56,20 +56,9 @@ pub struct McpSettings {
     /// The per-call timeout when a source sets none.
     pub call_timeout: Duration,
     /// Where calls, lists and searches are counted; `None` when metrics are off.
-    pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
     /// Where calls are traced; `None` when traces are off.
-    pub traces: Option<Arc<crate::traces::Traces>>,
-}
-
-impl From<&crate::server::ServerSettings> for McpSettings {
-    fn from(settings: &crate::server::ServerSettings) -> Self {
-        Self {
-            expose: settings.mcp_expose,
-            call_timeout: settings.call_timeout,
-            metrics: settings.metrics.clone(),
-            traces: settings.traces.clone(),
-        }
-    }
+    pub traces: Option<Arc<crate::telemetry::traces::Traces>>,
 }
 
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are
@@ -165,7 +154,7 @@ impl ServerHandler for CatalogServer {
                 traceparent: traceparent.to_owned(),
                 tracestate: meta.get_tracestate().map(str::to_owned),
             });
-            from_meta.or_else(|| headers.and_then(crate::traces::from_headers))
+            from_meta.or_else(|| headers.and_then(crate::telemetry::traces::from_headers))
         });
         let arguments = request.arguments.unwrap_or_default();
         let catalog = self.catalog.current();

@@ -42,8 +42,8 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use otc_adapters::TraceContext;
 use otc_mappings::Target;
 
-use crate::metrics::Outcome;
-use crate::registry::Entry;
+use crate::catalog::registry::Entry;
+use crate::telemetry::metrics::Outcome;
 
 /// The service name when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` names one.
 const SERVICE_NAME: &str = "otc-bridge";

@@ -18,10 +18,10 @@ use std::time::Duration;
 use otc_adapters::{Adapter, BuildContext};
 use tokio::task::JoinHandle;
 
+use crate::catalog::registry::{Catalog, SharedCatalog, SourceTools};
 use crate::config::Config;
-use crate::registry::{Catalog, SharedCatalog, SourceTools};
-use crate::run::{spawn_refresher, start_sources};
-use crate::sources::Source;
+use crate::config::sources::Source;
+use crate::lifecycle::start::{spawn_refresher, start_sources};
 
 /// One source as it runs.
 struct Running {

@@ -6,7 +6,7 @@
 use http::HeaderMap;
 use otc_mappings::otc::{AuthorizationToken, CallContext, ToolSecret};
 
-use crate::registry::Entry;
+use crate::catalog::registry::Entry;
 
 /// The context for a call to `entry` from the headers of the MCP request, `None` when there is
 /// nothing to put in it (stdio, or no mapped header present).

@@ -3,8 +3,8 @@ use std::collections::BTreeMap;
 use otc_adapters::mcp::{HeaderValueConfig, McpConfig, McpTransportConfig};
 
 use super::*;
+use crate::config::sources::{Source, Upstream};
 use crate::config::{Config, FileConfig, Overrides, parse_yaml};
-use crate::sources::{Source, Upstream};
 
 /// A fixed environment, so the tests do not depend on the machine's.
 fn env(name: &str) -> Option<String> {

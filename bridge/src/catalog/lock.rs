@@ -276,7 +276,7 @@ impl Lockfile {
     }
 }
 
-/// A source's lock and policy, set on its [`crate::policy::SourcePolicy`] when the bridge runs
+/// A source's lock and policy, set on its [`crate::catalog::policy::SourcePolicy`] when the bridge runs
 /// with a lockfile.
 #[derive(Debug, Clone)]
 pub struct Pins {

@@ -15,7 +15,7 @@ use otc_mappings::{Diagnostic, MappedTool, Severity, Target};
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
-use crate::lock::{OnChange, Pins};
+use crate::catalog::lock::{OnChange, Pins};
 
 /// The bridge's own keys of a `sources:` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

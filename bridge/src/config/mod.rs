@@ -9,6 +9,12 @@
 //! environment variable: it only records, in [`Config::secret_env`], which ones hold secrets.
 //! The values are read when the authenticator and the adapters are built.
 
+pub mod host_import;
+mod read;
+pub mod sources;
+
+pub use read::{ConfigError, parse_yaml, required_env, write_yaml};
+
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -18,12 +24,12 @@ use std::time::Duration;
 use otc_mappings::otc::Dialect;
 use serde::Deserialize;
 
-use crate::lock::{Lockfile, OnChange};
-use crate::mcp::Expose;
-use crate::serve::ConnectionLimits;
+use crate::catalog::lock::{Lockfile, OnChange};
+use crate::server::listen::ConnectionLimits;
+use crate::server::mcp::Expose;
 use crate::server::{Authenticator, ServerSettings};
-use crate::sources::{self, Source, SourceFlag};
 use otc_adapters::mcp::oauth::challenges::Challenges;
+use sources::{Source, SourceFlag};
 
 /// The listen address when neither the file nor a flag gives one.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
@@ -78,7 +84,7 @@ pub struct FileConfig {
     /// The sources to serve; see `sources.rs` for the keys of each entry.
     pub sources: Vec<serde_yaml::Value>,
     /// What reading the file ignored, to be logged once at start-up (an MCP host's file read by
-    /// [`crate::mcp_servers`]: its unknown fields and disabled servers). Never read from YAML.
+    /// [`crate::config::host_import`]: its unknown fields and disabled servers). Never read from YAML.
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
@@ -266,9 +272,9 @@ impl Config {
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
         settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
-        settings.metrics = metrics
-            .enabled
-            .then(|| std::sync::Arc::new(crate::metrics::Metrics::new(metrics.tool_label)));
+        settings.metrics = metrics.enabled.then(|| {
+            std::sync::Arc::new(crate::telemetry::metrics::Metrics::new(metrics.tool_label))
+        });
         settings.metrics_public = metrics.public;
         let public_url = overrides.public_url.or(public_url);
         if let Some(url) = &public_url {
@@ -399,44 +405,9 @@ impl Default for LimitsConfig {
     }
 }
 
-/// A configuration problem, naming what to fix.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The file cannot be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file is not valid YAML of the expected shape.
-    #[error("config file {path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The parser's message, with key path, line and column.
-        message: String,
-    },
-    /// A value is wrong.
-    #[error("{0}")]
-    Invalid(String),
-}
-
-/// Parses YAML text. The one place that knows which YAML crate is used (DESIGN.md §7).
-pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_yaml::from_str(text).map_err(|e| e.to_string())
-}
-
-/// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].
-pub fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, String> {
-    serde_yaml::to_string(value).map_err(|e| e.to_string())
-}
-
 impl FileConfig {
     /// Reads and parses a config file: the native YAML, or an MCP host's `mcpServers` /
-    /// `servers` JSON, whose servers become the sources ([`crate::mcp_servers`]).
+    /// `servers` JSON, whose servers become the sources ([`crate::config::host_import`]).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
@@ -449,7 +420,9 @@ impl FileConfig {
             path: path.to_owned(),
             message,
         };
-        if let Some(imported) = crate::mcp_servers::read(&text, path).map_err(parse_error)? {
+        if let Some(imported) =
+            crate::config::host_import::read(&text, path).map_err(parse_error)?
+        {
             let mut file = Self::from(imported);
             for warning in &mut file.warnings {
                 *warning = format!("{}: {warning}", path.display());
@@ -461,23 +434,13 @@ impl FileConfig {
 }
 
 /// A host file's servers as the sources of an otherwise default configuration.
-impl From<crate::mcp_servers::Imported> for FileConfig {
-    fn from(imported: crate::mcp_servers::Imported) -> Self {
+impl From<crate::config::host_import::Imported> for FileConfig {
+    fn from(imported: crate::config::host_import::Imported) -> Self {
         Self {
             sources: imported.sources,
             warnings: imported.warnings,
             ..Self::default()
         }
-    }
-}
-
-/// Reads an environment variable that must be set and non-empty.
-pub fn required_env(name: &str, what: &str) -> Result<String, ConfigError> {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => Ok(v),
-        _ => Err(ConfigError::Invalid(format!(
-            "{what}: environment variable {name} is not set (or empty)"
-        ))),
     }
 }
 
@@ -562,7 +525,7 @@ impl LimitsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::SourceKind;
+    use crate::config::sources::SourceKind;
 
     #[test]
     fn unknown_keys_are_named_with_their_line() {

@@ -1,4 +1,4 @@
-//! Quality and latency of the tool-search index (`otc_bridge::search`) on a real catalog: loads
+//! Quality and latency of the tool-search index (`otc_search`) on a real catalog: loads
 //! every document of an OpenAPI corpus manifest the way `otc-bridge tools --openapi DOC …` does
 //! (one source per document, the bridge's own ids), keeps the highest version of each tool (what
 //! the MCP layer indexes), builds the index and runs an evaluation set through it.
@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use otc_bridge::run::start_sources;
-use otc_bridge::search::SearchIndex;
-use otc_bridge::sources::{Source, SourceFlag, SourceKind, make_names_unique};
+use otc_bridge::config::sources::{Source, SourceFlag, SourceKind, make_names_unique};
+use otc_bridge::lifecycle::start::start_sources;
 use otc_mappings::MappedTool;
 use otc_mappings::otc::{Dialect, ToolId};
+use otc_search::SearchIndex;
 use serde::Deserialize;
 
 /// Where calls would go; nothing is called (the sources are only listed), as in bench/catalog.py.

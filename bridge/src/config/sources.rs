@@ -16,9 +16,9 @@ use otc_adapters::{Adapter, AdapterError, ToolCall};
 use otc_mappings::{Mapped, MappedTool};
 use serde_yaml::{Mapping, Value};
 
-use crate::config::ConfigError;
-use crate::lock::{Lockfile, OnChange, Pins};
-use crate::policy::{SourceOptions, SourcePolicy};
+use crate::catalog::lock::{Lockfile, OnChange, Pins};
+use crate::catalog::policy::{SourceOptions, SourcePolicy};
+use super::read::ConfigError;
 
 /// One configured source.
 ///
@@ -495,7 +495,7 @@ mod tests {
         ))
         .unwrap();
         let source = from_file(&entries).unwrap().remove(0).for_inspection();
-        let (adapters, catalog, reports) = crate::run::start_sources(
+        let (adapters, catalog, reports) = crate::lifecycle::start::start_sources(
             std::slice::from_ref(&source),
             &BuildContext::default(),
             |_| {},

@@ -1,0 +1,50 @@
+//! Reading configuration text: the one error type of configuration, and the one place that
+//! knows which YAML crate is used (DESIGN.md §7). Below the file, its sources and host files,
+//! which all use it.
+
+use std::path::PathBuf;
+
+/// A configuration problem, naming what to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid YAML of the expected shape.
+    #[error("config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with key path, line and column.
+        message: String,
+    },
+    /// A value is wrong.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Parses YAML text. The one place that knows which YAML crate is used (DESIGN.md §7).
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_yaml::from_str(text).map_err(|e| e.to_string())
+}
+
+/// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].
+pub fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_yaml::to_string(value).map_err(|e| e.to_string())
+}
+
+/// Reads an environment variable that must be set and non-empty.
+pub fn required_env(name: &str, what: &str) -> Result<String, ConfigError> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => Ok(v),
+        _ => Err(ConfigError::Invalid(format!(
+            "{what}: environment variable {name} is not set (or empty)"
+        ))),
+    }
+}
