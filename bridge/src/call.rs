@@ -18,7 +18,7 @@ use otc_adapters::SourceState;
 use crate::catalog::lock::Drift;
 use crate::catalog::registry::{Catalog, Entry, Resolution};
 use crate::catalog::{requirements, validate};
-use crate::idempotency::{self, Idempotency};
+use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
 use crate::rescue::{self, ApiError, Rescued};
 use crate::telemetry::metrics::{Metrics, Outcome};
 use crate::telemetry::traces::{CallSpan, Traces};
@@ -60,7 +60,7 @@ pub struct Observe<'a> {
 pub struct Repeats<'a> {
     /// The idempotency store.
     pub store: &'a Idempotency,
-    /// The authenticated caller (see [`crate::server::auth::Caller`]); empty when anonymous.
+    /// The authenticated caller (the server's `auth::Caller`); empty when anonymous.
     pub caller: &'a str,
 }
 
@@ -214,11 +214,29 @@ async fn run(
     match (repeats, call_id) {
         (Some(repeats), Some(call_id)) => {
             let fingerprint = idempotency::fingerprint(&tool_id, &input, context.as_ref());
-            let run = forward.run(input, context, call_id.clone(), trace_id);
-            repeats
+            let pending = match repeats
                 .store
-                .call(repeats.caller, call_id, fingerprint, run)
+                .check(repeats.caller, &call_id, fingerprint)
                 .await
+            {
+                Ok(Repeat::Run(pending)) => pending,
+                Ok(Repeat::Replay(response)) => {
+                    return Ok(Answer {
+                        response,
+                        failure: None,
+                    });
+                }
+                Ok(Repeat::Reused) => return Err(ApiError::CallIdReused { call_id }),
+                Err(StoreUnavailable(reason)) => {
+                    return Err(ApiError::StateUnavailable { reason });
+                }
+            };
+            let answer = forward.run(input, context, call_id, trace_id).await;
+            // A refusal changed nothing upstream: not kept, so a repeat runs again.
+            pending
+                .finish(answer.as_ref().ok().map(|answer| &answer.response))
+                .await;
+            answer
         }
         (_, call_id) => {
             let call_id = call_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());

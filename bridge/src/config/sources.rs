@@ -16,9 +16,9 @@ use otc_adapters::{Adapter, AdapterError, ToolCall};
 use otc_mappings::{Mapped, MappedTool};
 use serde_yaml::{Mapping, Value};
 
+use super::read::ConfigError;
 use crate::catalog::lock::{Lockfile, OnChange, Pins};
 use crate::catalog::policy::{SourceOptions, SourcePolicy};
-use super::read::ConfigError;
 
 /// One configured source.
 ///

@@ -136,6 +136,7 @@ impl Inner {
 }
 
 /// The first call's claim: stores its answer, or releases the key for a repeat to run.
+#[derive(Debug)]
 pub(super) struct Ticket {
     inner: Shared,
     key: Key,

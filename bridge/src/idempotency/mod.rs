@@ -10,7 +10,7 @@
 //! changed nothing upstream, so a repeat runs again.
 //!
 //! The key is the SHA-256 of the caller (the authenticated identity, see
-//! [`crate::server::auth::Caller`]) and the `call_id`; the fingerprint is the SHA-256 of the
+//! `server::auth::Caller`) and the `call_id`; the fingerprint is the SHA-256 of the
 //! tool id as requested, the input and the context in canonical form (keys sorted), so key
 //! order does not make two calls differ. Another token, secret or user id with the same
 //! `call_id` is a reuse (400, naming nothing of the first call), not a new call: a `call_id`
@@ -30,9 +30,6 @@ use otc_mappings::otc::{CallContext, CallToolResponse};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-
-use crate::call::Answer;
-use crate::rescue::ApiError;
 
 /// `idempotency:` in the config file.
 #[derive(Debug, Clone, Deserialize)]
@@ -82,6 +79,7 @@ enum Claim {
 }
 
 /// The right, and the duty, to store the answer of a claimed call.
+#[derive(Debug)]
 enum Ticket {
     Memory(memory::Ticket),
     Redis(redis::Ticket),
@@ -132,58 +130,73 @@ impl Idempotency {
         })
     }
 
-    /// Runs `run` unless it repeats an earlier call of `caller` with `call_id`: a call with
-    /// the same [`fingerprint`] is answered with the first one's response, one with another
-    /// fingerprint is refused.
-    pub async fn call<Fut>(
+    /// Whether a call of `caller` with `call_id` and `fingerprint` repeats an earlier one. A
+    /// new call is [`Repeat::Run`]: run it and [`Pending::finish`] with its answer. When the
+    /// store cannot be reached, `on_store_error` decides: run without the check (logged), or
+    /// [`StoreUnavailable`].
+    pub async fn check(
         &self,
         caller: &str,
-        call_id: String,
+        call_id: &str,
         fingerprint: Fingerprint,
-        run: Fut,
-    ) -> Result<Answer, ApiError>
-    where
-        Fut: std::future::Future<Output = Result<Answer, ApiError>>,
-    {
-        let key = key(caller, &call_id);
+    ) -> Result<Repeat, StoreUnavailable> {
+        let key = key(caller, call_id);
         let claimed = match &self.store {
             Store::Memory(store) => Ok(store.claim(key, fingerprint).await),
             Store::Redis(store) => store.claim(key, fingerprint).await,
         };
-        let ticket = match claimed {
-            Ok(Claim::Run(ticket)) => Some(ticket),
-            Ok(Claim::Replay(response)) => {
-                return Ok(Answer {
-                    response,
-                    failure: None,
-                });
-            }
-            Ok(Claim::Mismatch) => return Err(ApiError::CallIdReused { call_id }),
+        match claimed {
+            Ok(Claim::Run(ticket)) => Ok(Repeat::Run(Pending(Some(ticket)))),
+            Ok(Claim::Replay(response)) => Ok(Repeat::Replay(response)),
+            Ok(Claim::Mismatch) => Ok(Repeat::Reused),
             Err(reason) => match self.on_store_error {
                 OnStoreError::Open => {
                     tracing::warn!(%reason, "The idempotency store is unavailable; running the call without the duplicate check.");
-                    None
+                    Ok(Repeat::Run(Pending(None)))
                 }
-                OnStoreError::Refuse => return Err(ApiError::StateUnavailable { reason }),
+                OnStoreError::Refuse => Err(StoreUnavailable(reason)),
             },
-        };
-        let answer = run.await;
-        if let Some(ticket) = ticket {
-            let stored = answer.as_ref().ok().map(|a| &a.response);
-            let finished = match ticket {
-                Ticket::Memory(ticket) => {
-                    ticket.finish(stored);
-                    Ok(())
-                }
-                Ticket::Redis(ticket) => ticket.finish(stored).await,
-            };
-            if let Err(reason) = finished {
-                tracing::warn!(%reason, "Cannot store the answer for repeats of its call_id.");
-            }
         }
-        answer
     }
 }
+
+/// What [`Idempotency::check`] found.
+#[derive(Debug)]
+pub enum Repeat {
+    /// A new call: run it, then finish.
+    Run(Pending),
+    /// A repeat of a call answered before (or that finished while this one waited).
+    Replay(CallToolResponse),
+    /// The `call_id` was used for another tool, input or context.
+    Reused,
+}
+
+/// A call claimed for its `call_id`: the right, and the duty, to store its answer. Dropped
+/// without [`Pending::finish`], the claim is released and a repeat runs.
+#[derive(Debug)]
+pub struct Pending(Option<Ticket>);
+
+impl Pending {
+    /// Stores `response` for repeats (`None`: the call was refused; release the claim).
+    pub async fn finish(self, response: Option<&CallToolResponse>) {
+        let finished = match self.0 {
+            None => Ok(()),
+            Some(Ticket::Memory(ticket)) => {
+                ticket.finish(response);
+                Ok(())
+            }
+            Some(Ticket::Redis(ticket)) => ticket.finish(response).await,
+        };
+        if let Err(reason) = finished {
+            tracing::warn!(%reason, "Cannot store the answer for repeats of its call_id.");
+        }
+    }
+}
+
+/// The shared store cannot be reached, and `on_store_error` is `refuse`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreUnavailable(pub String);
 
 fn key(caller: &str, call_id: &str) -> Key {
     let mut hash = Sha256::new();

@@ -172,6 +172,7 @@ fn failed(error: redis::RedisError) -> String {
 }
 
 /// The runner's claim on a key.
+#[derive(Debug)]
 pub(super) struct Ticket {
     connection: ConnectionManager,
     key: Vec<u8>,
