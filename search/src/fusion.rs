@@ -1,0 +1,274 @@
+//! Both rankers over one request: the lexical ranker ([`SearchIndex::search`]) and, when a
+//! model has embedded the catalog, the semantic one ([`Vectors::nearest`]), fused by reciprocal
+//! rank; a request that asks several things is split ([`parts`]) and each part answered.
+//!
+//! **Fusion.** A tool's fused score is `1 / (RRF_K + lexical rank) + SEMANTIC_WEIGHT /
+//! (RRF_K + semantic rank)`, over each ranker's first [`CANDIDATES`]. Reciprocal-rank fusion
+//! needs no calibration between BM25 scores and cosines, which move with the catalog and the
+//! model; measured against a linear mix of normalised scores on the development set, it did as
+//! well on the half it was tuned on and better on the other (bench/search/README.md).
+//!
+//! **Nothing fits.** A part is answered only when one ranker is confident: the lexical ranker
+//! admitted a tool (its relevance gate), or the closest tool's cosine reaches
+//! [`CONFIDENT_COSINE`]. A request that names a product the catalog does not serve (see
+//! [`crate::Lexical::unknown_product`]) is answered by words only: a model finds something
+//! similar to anything, and "a Shopify discount code" must not become another shop's coupons.
+//! When only the semantic ranker is confident, its candidates below the bar are left out.
+
+use crate::semantic::Vectors;
+use crate::{Hit, SearchIndex, parts};
+
+/// Each ranker's candidates considered per part.
+const CANDIDATES: usize = 50;
+/// With no word-level evidence, the semantic candidates kept below the cosine bar: those within
+/// this much of the closest one.
+const SURE_MARGIN: f32 = 0.05;
+/// Semantic candidates further than this below the closest one are not voted for.
+const SEMANTIC_SPAN: f32 = 0.2;
+/// Reciprocal-rank fusion's constant: how flat the reward for rank is.
+const RRF_K: f32 = 60.0;
+/// The semantic ranker's vote against the lexical ranker's (which is 1).
+const SEMANTIC_WEIGHT: f32 = 0.5;
+/// When the semantic ranker alone is sure a tool fits (for the model the bridge ships;
+/// calibrated on one half of the development set, see bench/search/README.md): the closest
+/// tool's cosine reaches `cosine`, or it stands `spread` deviations above the catalog's mean.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bars {
+    /// The cosine bar.
+    pub cosine: f32,
+    /// The bar on the closest tool's lead over the next one (with a cosine of at least
+    /// `floor`): one tool standing out is a sure answer even at a modest cosine.
+    pub spread: f32,
+    /// The least cosine a lead counts with.
+    pub floor: f32,
+}
+
+/// Calibrated on the even half of the development set with `OTC_SEARCH_BARS` (bench/search):
+/// any cosine bar from 0.40 to 0.66 left as many unanswerable requests empty there, and 0.5 put
+/// the right tool first most often; a lead of 0.1 (tried: 0.1, 0.15, 0.2, with a floor of
+/// 0.25) answered every answerable request there and left as many unanswerable ones empty. A
+/// lead measured as deviations above the catalog's mean was dropped: in a small catalog it
+/// cannot exceed √(tools − 1).
+impl Default for Bars {
+    fn default() -> Self {
+        Self {
+            cosine: 0.5,
+            spread: 0.1,
+            floor: 0.25,
+        }
+    }
+}
+
+/// The semantic side of a search: the catalog's vectors (in the index's positions) and the
+/// model that embeds a request's part the same way.
+pub struct Meaning<'a> {
+    /// The tools' vectors.
+    pub vectors: &'a Vectors,
+    /// Embeds one request part; `None` when the model fails (the part is then lexical only).
+    pub embed: &'a (dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+    /// When the semantic ranker alone answers.
+    pub bars: Bars,
+}
+
+impl std::fmt::Debug for Meaning<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meaning")
+            .field("vectors", &self.vectors.present())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One result of [`SearchIndex::find`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Found {
+    /// The tool's position, as in [`Hit::position`].
+    pub position: usize,
+    /// The fused score (higher is better); comparable only within one part of one search.
+    pub score: f32,
+    /// Which part of the request it serves (an index into [`Answer::parts`]).
+    pub part: usize,
+}
+
+/// What a search found: the request's parts and the tools for them, interleaved by rank so the
+/// first results cover every part.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    /// The parts the request was split into (one when it asks one thing).
+    pub parts: Vec<String>,
+    /// The tools, best first within each part, the parts taking turns.
+    pub hits: Vec<Found>,
+}
+
+/// How one ranker saw one tool for one part (see [`SearchIndex::explain_fused`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Explanation {
+    /// The part of the request.
+    pub part: String,
+    /// The lexical rank (1-based) and score, when the lexical ranker admitted the tool.
+    pub lexical: Option<(usize, f32)>,
+    /// The semantic rank (1-based) and cosine, when among the semantic candidates.
+    pub semantic: Option<(usize, f32)>,
+    /// The fused score, when the tool is a result for this part.
+    pub fused: Option<f32>,
+    /// Why the part is answered or not.
+    pub verdict: &'static str,
+}
+
+impl SearchIndex {
+    /// The tools for `query`, at most `limit`, from both rankers when `meaning` is given
+    /// (else the lexical ranker alone, part by part); only tools of `toolkit` when given.
+    pub fn find(
+        &self,
+        query: &str,
+        limit: usize,
+        toolkit: Option<&str>,
+        meaning: Option<&Meaning<'_>>,
+    ) -> Answer {
+        let query = match query.char_indices().nth(crate::MAX_QUERY_CHARS) {
+            Some((cut, _)) => &query[..cut],
+            None => query,
+        };
+        let parts = parts::split(query);
+        let ranked: Vec<Vec<(usize, f32)>> = parts
+            .iter()
+            .map(|part| self.fuse(part, toolkit, meaning).0)
+            .collect();
+        let mut hits: Vec<Found> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let deepest = ranked.iter().map(Vec::len).max().unwrap_or(0);
+        'turns: for rank in 0..deepest {
+            for (part, list) in ranked.iter().enumerate() {
+                if hits.len() >= limit {
+                    break 'turns;
+                }
+                if let Some(&(position, score)) = list.get(rank)
+                    && seen.insert(position)
+                {
+                    hits.push(Found {
+                        position,
+                        score,
+                        part,
+                    });
+                }
+            }
+        }
+        Answer {
+            parts: parts.into_iter().map(str::to_owned).collect(),
+            hits,
+        }
+    }
+
+    /// How each ranker and the fusion saw the tool at `position`, part by part.
+    pub fn explain_fused(
+        &self,
+        query: &str,
+        position: usize,
+        meaning: Option<&Meaning<'_>>,
+    ) -> Vec<Explanation> {
+        parts::split(query)
+            .into_iter()
+            .map(|part| {
+                let (fused, seen) = self.fuse(part, None, meaning);
+                Explanation {
+                    part: part.to_owned(),
+                    lexical: seen
+                        .lexical
+                        .iter()
+                        .position(|hit| hit.position == position)
+                        .map(|r| (r + 1, seen.lexical[r].score)),
+                    semantic: seen
+                        .semantic
+                        .iter()
+                        .position(|(p, _)| *p == position)
+                        .map(|r| (r + 1, seen.semantic[r].1)),
+                    fused: fused
+                        .iter()
+                        .find(|(p, _)| *p == position)
+                        .map(|(_, score)| *score),
+                    verdict: seen.verdict,
+                }
+            })
+            .collect()
+    }
+
+    /// One part through both rankers: the fused list (position, score), best first.
+    fn fuse(
+        &self,
+        part: &str,
+        toolkit: Option<&str>,
+        meaning: Option<&Meaning<'_>>,
+    ) -> (Vec<(usize, f32)>, Seen) {
+        let (lexical, signals) = self.rank(part, CANDIDATES, toolkit, None);
+        let only = toolkit.and_then(|name| {
+            let lower = name.to_lowercase();
+            self.toolkits.iter().position(|t| **t == *lower)
+        });
+        let (semantic, spread) = match (meaning, toolkit.is_some() && only.is_none()) {
+            (Some(meaning), false) => (meaning.embed)(part)
+                .map(|vector| {
+                    meaning
+                        .vectors
+                        .nearest_with_spread(&vector, CANDIDATES, |p| {
+                            only.is_none_or(|k| self.toolkit_of.get(p) == Some(&(k as u32)))
+                        })
+                })
+                .unwrap_or_default(),
+            _ => (Vec::new(), 0.0),
+        };
+        let bars = meaning.map(|m| m.bars).unwrap_or_default();
+        let semantic_sure = semantic.first().is_some_and(|(_, cosine)| {
+            *cosine >= bars.cosine || (*cosine >= bars.floor && spread >= bars.spread)
+        }) && !signals.unknown_product;
+        let verdict = match (lexical.is_empty(), semantic_sure) {
+            (false, _) => "answered: the lexical ranker admitted a tool",
+            (true, true) => "answered: the closest tool's cosine or its lead reaches the bar",
+            (true, false) if signals.unknown_product && !semantic.is_empty() => {
+                "nothing: it names a product the catalog does not serve"
+            }
+            (true, false) => "nothing: neither ranker is confident",
+        };
+        let mut fused: Vec<(usize, f32)> = Vec::new();
+        if !lexical.is_empty() || semantic_sure {
+            let mut add =
+                |position: usize, vote: f32| match fused.iter_mut().find(|(p, _)| *p == position) {
+                    Some((_, score)) => *score += vote,
+                    None => fused.push((position, vote)),
+                };
+            for (rank, hit) in lexical.iter().enumerate() {
+                add(hit.position, 1.0 / (RRF_K + rank as f32 + 1.0));
+            }
+            let best = semantic.first().map_or(0.0, |s| s.1);
+            for (rank, &(position, cosine)) in semantic.iter().enumerate() {
+                // Far below the closest tool, the model is only guessing; with no word-level
+                // evidence, only what it is sure of.
+                if rank > 0 && cosine < best - SEMANTIC_SPAN {
+                    break;
+                }
+                if lexical.is_empty()
+                    && rank > 0
+                    && cosine < bars.cosine
+                    && cosine < best - SURE_MARGIN
+                {
+                    break;
+                }
+                add(position, SEMANTIC_WEIGHT / (RRF_K + rank as f32 + 1.0));
+            }
+            fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        }
+        (
+            fused,
+            Seen {
+                lexical,
+                semantic,
+                verdict,
+            },
+        )
+    }
+}
+
+/// What [`SearchIndex::fuse`] saw, for [`SearchIndex::explain_fused`].
+struct Seen {
+    lexical: Vec<Hit>,
+    semantic: Vec<(usize, f32)>,
+    verdict: &'static str,
+}
