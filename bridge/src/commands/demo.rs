@@ -70,6 +70,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         allow_partial: false,
         public_url: None,
         reload: None,
+        search: None,
     };
     let code = run_server(listener, &sources, options, |addr, tools| {
         let url = format!("http://{addr}");

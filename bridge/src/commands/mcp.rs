@@ -19,6 +19,7 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     super::init_logging(&config.log_filter);
     super::warn_config(&config);
     let traces = super::start_traces()?;
+    let search = super::load_search_model(&config.search);
     let (adapters, catalog, reports) =
         start_sources(&config.sources, &config.build_context(), |progress| {
             if let Progress::Done(report) = progress {
@@ -31,6 +32,10 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
             }
         })
         .await;
+    let search = match search {
+        Some(loading) => super::search_model_loaded(loading).await?,
+        None => None,
+    };
     crate::alloc::enter(crate::alloc::Phase::Serving);
     refuse_half_started(&adapters, &reports, config.allow_partial).await?;
     tracing::info!(
@@ -40,8 +45,12 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     );
     let catalog = SharedCatalog::new(catalog);
     spawn_refreshers(&catalog);
+    if let Some(search) = &search {
+        search.spawn(catalog.clone());
+    }
     let settings = McpSettings {
         traces: traces.clone(),
+        search,
         ..McpSettings::from(&config.settings)
     };
     let server = CatalogServer::new(catalog, settings);

@@ -88,3 +88,40 @@ pub(crate) fn resolve(
     let overrides = overrides.map_err(anyhow::Error::msg)?;
     Ok(Config::resolve(file, overrides)?)
 }
+
+/// The search model being read on a blocking thread while the sources start.
+pub(crate) type SearchLoading = tokio::task::JoinHandle<
+    Result<
+        Option<otc_bridge::catalog::semantic::Semantic>,
+        otc_bridge::catalog::semantic::ModelLoadError,
+    >,
+>;
+
+/// Starts reading the search model `config` names, if any (about 90 MB: not on the runtime,
+/// and beside the sources starting, so readiness does not wait for it).
+pub(crate) fn load_search_model(
+    config: &otc_bridge::catalog::semantic::SearchConfig,
+) -> Option<SearchLoading> {
+    config.model.as_ref()?;
+    let config = config.clone();
+    Some(tokio::task::spawn_blocking(move || {
+        otc_bridge::catalog::semantic::Semantic::load(&config)
+    }))
+}
+
+/// The loaded model (`None`: an optional one failed, logged), or the start-up error naming
+/// its path. Says which search mode the bridge serves.
+pub(crate) async fn search_model_loaded(
+    loading: SearchLoading,
+) -> anyhow::Result<Option<std::sync::Arc<otc_bridge::catalog::semantic::Semantic>>> {
+    let loaded = loading
+        .await
+        .map_err(|e| anyhow::anyhow!("loading the search model failed: {e}"))??;
+    match &loaded {
+        Some(semantic) => {
+            tracing::info!(model = %semantic.path().display(), "search: semantic (tools are embedded in the background; lexical until then)")
+        }
+        None => tracing::info!("search: lexical"),
+    }
+    Ok(loaded.map(std::sync::Arc::new))
+}

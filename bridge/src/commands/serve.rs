@@ -57,6 +57,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     settings.idempotency = Some(Arc::new(idempotency));
     let traces = super::start_traces()?;
     settings.traces = traces.clone();
+    let search = super::load_search_model(&config.search);
     let served = run_server(
         listener,
         &config.sources,
@@ -72,6 +73,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
                 overrides: reload_overrides,
                 watch,
             }),
+            search,
         },
         |addr, tools| {
             super::status!(
@@ -96,6 +98,8 @@ pub(crate) struct AppOptions {
     pub(crate) public_url: Option<String>,
     /// Where a reload (SIGHUP, `--watch`) reads the configuration; `None`: no reload (the demo).
     pub(crate) reload: Option<ReloadFrom>,
+    /// The search model, loading while the sources start ([`super::load_search_model`]).
+    pub(crate) search: Option<super::SearchLoading>,
 }
 
 /// Who stops the sources at shutdown.
@@ -213,10 +217,17 @@ pub(crate) async fn run_server(
         ..options.build.clone()
     };
     let (adapters, catalog, reports) = start_sources(sources, &build, print_progress).await;
+    let search = match options.search {
+        Some(loading) => super::search_model_loaded(loading).await?,
+        None => None,
+    };
     crate::alloc::enter(crate::alloc::Phase::Serving);
     refuse_half_started(&adapters, &reports, options.allow_partial).await?;
     let tools = catalog.len();
     let catalog = SharedCatalog::new(catalog);
+    if let Some(search) = &search {
+        search.spawn(catalog.clone());
+    }
     // Who stops the sources at the end: the reloader (which may have replaced them), or this
     // function. The reloader must be the only owner besides the catalog, so that a source it
     // removes is dropped once its calls are done.
@@ -239,6 +250,7 @@ pub(crate) async fn run_server(
     let settings = ServerSettings {
         listen: Some(addr),
         challenges: Some(challenges),
+        search,
         ..options.settings
     };
     let state = AppState::new(catalog, settings, options.auth);

@@ -69,6 +69,8 @@ pub struct FileConfig {
     pub connections: ConnectionLimits,
     /// The MCP edge (`POST /mcp`, `otc-bridge mcp`).
     pub mcp: McpConfig,
+    /// Tool search: the sentence-embedding model of semantic search.
+    pub search: crate::catalog::semantic::SearchConfig,
     /// `GET /metrics`.
     pub metrics: MetricsConfig,
     /// Where the state shared across calls lives (the `call_id` idempotency store): `memory`
@@ -168,6 +170,8 @@ pub struct Overrides {
     pub allow_hosts: Vec<String>,
     /// `--mcp-expose`.
     pub mcp_expose: Option<Expose>,
+    /// `--search-model`.
+    pub search_model: Option<PathBuf>,
     /// `--public-url`.
     pub public_url: Option<String>,
     /// `--lock`.
@@ -208,6 +212,8 @@ pub struct Config {
     pub state: Option<String>,
     /// `idempotency`.
     pub idempotency: crate::idempotency::IdempotencyConfig,
+    /// `search`, with `--search-model` applied.
+    pub search: crate::catalog::semantic::SearchConfig,
     /// The names of every environment variable the configuration reads a secret from
     /// (`auth.jwt.secret_env`, `auth.api_keys.env`, OpenAPI credentials, MCP header values
     /// `{env: VAR}`), so they can be kept away from child processes and out of answers.
@@ -232,6 +238,7 @@ impl Config {
             mut limits,
             connections,
             mcp,
+            mut search,
             metrics,
             state,
             idempotency,
@@ -276,6 +283,9 @@ impl Config {
             std::sync::Arc::new(crate::telemetry::metrics::Metrics::new(metrics.tool_label))
         });
         settings.metrics_public = metrics.public;
+        if let Some(model) = overrides.search_model {
+            search.model = Some(model);
+        }
         let public_url = overrides.public_url.or(public_url);
         if let Some(url) = &public_url {
             let parsed = url::Url::parse(url).ok();
@@ -318,6 +328,7 @@ impl Config {
             public_url,
             state,
             idempotency,
+            search,
             secret_env,
             warnings,
         })

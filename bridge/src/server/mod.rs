@@ -72,6 +72,8 @@ pub struct ServerSettings {
     pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
     /// Where calls are traced (OTLP); `None` when traces are off, the default.
     pub traces: Option<Arc<crate::telemetry::traces::Traces>>,
+    /// Semantic search (the model and its progress); `None`: search is lexical.
+    pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
 }
 
 impl Default for ServerSettings {
@@ -89,6 +91,7 @@ impl Default for ServerSettings {
             metrics_public: false,
             idempotency: None,
             traces: None,
+            search: None,
         }
     }
 }
@@ -199,6 +202,7 @@ impl From<&ServerSettings> for mcp::McpSettings {
             call_timeout: settings.call_timeout,
             metrics: settings.metrics.clone(),
             traces: settings.traces.clone(),
+            search: settings.search.clone(),
         }
     }
 }

@@ -68,7 +68,23 @@ pub(super) async fn health(State(state): State<AppState>, headers: HeaderMap) ->
     } else {
         state.settings().default_dialect
     };
-    Reply::new(dialect).json(status, &json!({"status": word, "sources": sources}))
+    // Which search MCP hosts get: lexical, or semantic once the model has embedded the tools.
+    let search = match &state.settings().search {
+        None => json!({"mode": "lexical"}),
+        Some(semantic) => {
+            let progress = semantic.progress();
+            let mode = if catalog.vectors().is_some() {
+                "semantic"
+            } else {
+                "lexical (embedding tools)"
+            };
+            json!({"mode": mode, "embedded": progress.embedded, "tools": progress.tools})
+        }
+    };
+    Reply::new(dialect).json(
+        status,
+        &json!({"status": word, "sources": sources, "search": search}),
+    )
 }
 
 /// A source's state as `/health` shows it: `{"state": …}`, with `reason` for trusted callers.

@@ -12,5 +12,6 @@ mod metrics;
 mod per_caller;
 mod readme;
 mod reload;
+mod search;
 mod traces;
 mod web;

@@ -152,7 +152,7 @@ fn invalid(message: String) -> CallToolResult {
 }
 
 /// `search_tools`.
-pub fn search(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
+pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) -> CallToolResult {
     let args: SearchArgs = match parse(SEARCH, arguments) {
         Ok(args) => args,
         Err(message) => return invalid(message),
@@ -195,27 +195,45 @@ pub fn search(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
         .as_deref()
         .map(str::trim)
         .filter(|t| !t.is_empty());
-    let hits = catalog.search_index().search(query, MAX_TOTAL, toolkit);
+    // Both rankers once the model has embedded this catalog; the words alone until then.
+    let embed = |text: &str| settings.search.as_ref()?.embed_query(text);
+    let meaning = match (&settings.search, catalog.vectors()) {
+        (Some(_), Some(vectors)) => Some(otc_search::Meaning {
+            vectors,
+            embed: &embed,
+            bars: otc_search::Bars::default(),
+        }),
+        _ => None,
+    };
+    let answer = catalog
+        .search_index()
+        .find(query, MAX_TOTAL, toolkit, meaning.as_ref());
     let latest = catalog.latest();
+    let several = answer.parts.len() > 1;
     let mut text = String::new();
-    let results: Vec<Value> = hits
+    let results: Vec<Value> = answer
+        .hits
         .iter()
         .take(limit)
-        .filter_map(|hit| latest.get(hit.position))
-        .zip(&hits)
+        .filter_map(|hit| latest.get(hit.position).map(|entry| (entry, hit)))
         .map(|(entry, hit)| {
             let def = entry.definition();
             let path = def.id.to_string();
             let summary = summary(&def.description);
             let _ = writeln!(text, "{path} — {summary}");
-            json!({
+            let mut result = json!({
                 "path": path,
                 "name": def.name,
                 "summary": summary,
                 "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
                 "destructive": entry.tool.destructive,
                 "requires": requires(def),
-            })
+            });
+            // A request that asks several things: which of them this tool serves.
+            if several {
+                result["part"] = json!(answer.parts.get(hit.part));
+            }
+            result
         })
         .collect();
     if results.is_empty() {
@@ -227,7 +245,10 @@ pub fn search(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
                 .unwrap_or_default()
         );
     }
-    let structured = json!({"results": results, "total": hits.len()});
+    let mut structured = json!({"results": results, "total": answer.hits.len()});
+    if several {
+        structured["parts"] = json!(answer.parts);
+    }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text.trim_end().to_owned())]);
     result.structured_content = Some(structured);
     result
@@ -444,7 +465,11 @@ mod tests {
         let catalog = Catalog::default();
         let query = "word ".repeat(MAX_QUERY_CHARS);
         let arguments = json!({"query": query}).as_object().cloned().unwrap();
-        let result = search(&catalog, arguments);
+        let result = search(
+            &catalog,
+            &McpSettings::from(&crate::server::ServerSettings::default()),
+            arguments,
+        );
         assert_eq!(result.is_error, Some(true));
         let text = serde_json::to_string(&result.content).unwrap();
         assert!(

@@ -59,6 +59,8 @@ pub struct McpSettings {
     pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
     /// Where calls are traced; `None` when traces are off.
     pub traces: Option<Arc<crate::telemetry::traces::Traces>>,
+    /// Semantic search; `None`: lexical.
+    pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
 }
 
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are
@@ -163,7 +165,7 @@ impl ServerHandler for CatalogServer {
                 if let Some(metrics) = &self.settings.metrics {
                     metrics.search();
                 }
-                meta::search(&catalog, arguments)
+                meta::search(&catalog, &self.settings, arguments)
             }
             meta::READ => meta::read(&catalog, arguments),
             meta::CALL => {
