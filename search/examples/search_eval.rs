@@ -270,7 +270,7 @@ fn main() -> anyhow::Result<()> {
             let mut bars = v.split(',').map(str::parse::<f32>);
             Some(otc_search::Bars {
                 cosine: bars.next()?.ok()?,
-                spread: bars.next()?.ok()?,
+                lead: bars.next()?.ok()?,
                 floor: bars.next()?.ok()?,
             })
         })
@@ -326,17 +326,17 @@ fn main() -> anyhow::Result<()> {
                 let Some(vector) = model.embed(&[part]).ok().and_then(|mut v| v.pop()) else {
                     continue;
                 };
-                let (near, spread) = vectors.nearest_with_spread(&vector, 5, |_| true);
+                let (near, lead) = vectors.nearest_with_lead(&vector, 5, |_| true);
                 let right = near.iter().position(|(p, _)| {
                     let id = &tools[*p].definition.id;
                     q.expect.contains(&format!("{}.{}", id.toolkit, id.tool))
                 });
                 println!(
-                    "CAL {} {:?} cos {:.3} spread {:.2} {:?}",
+                    "CAL {} {:?} cos {:.3} lead {:.2} {:?}",
                     q.kind,
                     right,
                     near.first().map_or(0.0, |n| n.1),
-                    spread,
+                    lead,
                     part
                 );
             }
@@ -365,7 +365,7 @@ fn main() -> anyhow::Result<()> {
         );
         evaluate(&scaled, &query_set.queries, 0, false, None);
         if let (Some(meaning), Some(vectors)) = (&meaning, &vectors) {
-            let grown = grow(vectors, &tools, scaled.len());
+            let grown = grow(vectors, scaled.len());
             let meaning = Meaning {
                 vectors: &grown,
                 embed: meaning.embed,
@@ -449,9 +449,8 @@ fn embed_catalog(model: &Model, tools: &[MappedTool]) -> anyhow::Result<Vectors>
 }
 
 /// `vectors` grown as [`synthetic`] grows the tools: each copy has its original's vector.
-fn grow(vectors: &Vectors, tools: &[MappedTool], target: usize) -> Vectors {
+fn grow(vectors: &Vectors, target: usize) -> Vectors {
     let mut grown = Vectors::new(vectors.dims(), target);
-    let _ = tools;
     for position in 0..target {
         let original = position % vectors.len().max(1);
         if let Some(row) = vectors.row(original) {

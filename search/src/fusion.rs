@@ -31,14 +31,14 @@ const RRF_K: f32 = 60.0;
 const SEMANTIC_WEIGHT: f32 = 0.5;
 /// When the semantic ranker alone is sure a tool fits (for the model the bridge ships;
 /// calibrated on one half of the development set, see bench/search/README.md): the closest
-/// tool's cosine reaches `cosine`, or it stands `spread` deviations above the catalog's mean.
+/// tool's cosine reaches `cosine`, or reaches `floor` and leads the next tool by `lead`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bars {
     /// The cosine bar.
     pub cosine: f32,
     /// The bar on the closest tool's lead over the next one (with a cosine of at least
     /// `floor`): one tool standing out is a sure answer even at a modest cosine.
-    pub spread: f32,
+    pub lead: f32,
     /// The least cosine a lead counts with.
     pub floor: f32,
 }
@@ -53,7 +53,7 @@ impl Default for Bars {
     fn default() -> Self {
         Self {
             cosine: 0.5,
-            spread: 0.1,
+            lead: 0.1,
             floor: 0.25,
         }
     }
@@ -203,21 +203,19 @@ impl SearchIndex {
             let lower = name.to_lowercase();
             self.toolkits.iter().position(|t| **t == *lower)
         });
-        let (semantic, spread) = match (meaning, toolkit.is_some() && only.is_none()) {
+        let (semantic, lead) = match (meaning, toolkit.is_some() && only.is_none()) {
             (Some(meaning), false) => (meaning.embed)(part)
                 .map(|vector| {
-                    meaning
-                        .vectors
-                        .nearest_with_spread(&vector, CANDIDATES, |p| {
-                            only.is_none_or(|k| self.toolkit_of.get(p) == Some(&(k as u32)))
-                        })
+                    meaning.vectors.nearest_with_lead(&vector, CANDIDATES, |p| {
+                        only.is_none_or(|k| self.toolkit_of.get(p) == Some(&(k as u32)))
+                    })
                 })
                 .unwrap_or_default(),
             _ => (Vec::new(), 0.0),
         };
         let bars = meaning.map(|m| m.bars).unwrap_or_default();
         let semantic_sure = semantic.first().is_some_and(|(_, cosine)| {
-            *cosine >= bars.cosine || (*cosine >= bars.floor && spread >= bars.spread)
+            *cosine >= bars.cosine || (*cosine >= bars.floor && lead >= bars.lead)
         }) && !signals.unknown_product;
         let verdict = match (lexical.is_empty(), semantic_sure) {
             (false, _) => "answered: the lexical ranker admitted a tool",

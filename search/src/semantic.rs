@@ -98,13 +98,13 @@ impl Vectors {
         k: usize,
         keep: impl Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {
-        self.nearest_with_spread(query, k, keep).0
+        self.nearest_with_lead(query, k, keep).0
     }
 
     /// [`Vectors::nearest`], and how far the best stands out: its cosine's lead over the next
     /// tool's. A request one tool serves has that tool well above the rest; one no tool serves
     /// is a little similar to many.
-    pub fn nearest_with_spread(
+    pub fn nearest_with_lead(
         &self,
         query: &[f32],
         k: usize,
@@ -134,13 +134,12 @@ impl Vectors {
         if k == 0 {
             return (Vec::new(), 0.0);
         }
-        let mean = 0.0;
         scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         // The closest tool's lead over the next one.
-        let spread = scored[0].1 - scored.get(1).map_or(mean, |s| s.1);
-        (scored, spread)
+        let lead = scored[0].1 - scored.get(1).map_or(0.0, |s| s.1);
+        (scored, lead)
     }
 
     /// Tool `position`'s vector, when it has one.
