@@ -6,8 +6,9 @@
 //! is in flight waits for it; the same `call_id` with another tool, input or context is a 400.
 //! A repeat is matched only after it passed the checks of a new call (requirements, input), so
 //! a call without the credentials a tool requires is refused for them, never answered from the
-//! store. Only calls that reached their tool are kept (a value or a tool error): a refusal
-//! changed nothing upstream, so a repeat runs again.
+//! store. Only outcomes a repeat must see again are kept: a value and a tool error that is not
+//! to be retried. A refusal changed nothing upstream, and a failure answered `can_retry: true`
+//! invites the very retry a `call_id` is for, so for both a repeat runs again.
 //!
 //! The key is the SHA-256 of the caller (the authenticated identity, see
 //! `server::auth::Caller`) and the `call_id`; the fingerprint is the SHA-256 of the
@@ -26,7 +27,7 @@ mod redis;
 
 use std::time::Duration;
 
-use otc_mappings::otc::{CallContext, CallToolResponse};
+use otc_mappings::otc::{CallContext, CallOutcome, CallToolResponse};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -177,8 +178,11 @@ pub enum Repeat {
 pub struct Pending(Option<Ticket>);
 
 impl Pending {
-    /// Stores `response` for repeats (`None`: the call was refused; release the claim).
+    /// Stores `response` for repeats (`None`: the call was refused; release the claim). A
+    /// failure the caller is told to retry (`can_retry`) is not kept either: the retry it
+    /// invites, with the same `call_id` as idempotency keys are meant to be used, must run.
     pub async fn finish(self, response: Option<&CallToolResponse>) {
+        let response = response.filter(|response| !invites_retry(response));
         let finished = match self.0 {
             None => Ok(()),
             Some(Ticket::Memory(ticket)) => {
@@ -191,6 +195,11 @@ impl Pending {
             tracing::warn!(%reason, "Cannot store the answer for repeats of its call_id.");
         }
     }
+}
+
+/// Whether `response` is a failure the caller is told may succeed if tried again.
+fn invites_retry(response: &CallToolResponse) -> bool {
+    matches!(&response.outcome, CallOutcome::Error(error) if error.can_retry)
 }
 
 /// The shared store cannot be reached, and `on_store_error` is `refuse`.

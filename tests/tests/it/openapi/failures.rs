@@ -227,3 +227,64 @@ async fn redirect_chains_past_the_limit_fail() {
         .unwrap_err();
     assert!(matches!(err, AdapterError::Protocol { .. }), "{err:?}");
 }
+
+/// Issue 25, item 2: a failure answered `can_retry` is not kept for repeats of its `call_id`, so
+/// the retry it invites, with the same `call_id`, reaches the upstream again; a failure that is
+/// not to be retried is kept and answered from the store.
+#[tokio::test]
+async fn a_retryable_failure_is_not_kept_for_repeats_of_its_call_id() {
+    let Fixture {
+        upstream, adapter, ..
+    } = fixture().await;
+    let store = otc_bridge::idempotency::Idempotency::new(None, &Default::default())
+        .await
+        .unwrap();
+    let settings = otc_bridge::ServerSettings {
+        idempotency: Some(Arc::new(store)),
+        ..otc_bridge::ServerSettings::default()
+    };
+    let bridge =
+        otc_tests::bridge::TestBridge::start(vec![Arc::new(adapter)], settings, None).await;
+    let http = reqwest::Client::new();
+    let call = |code: u16, retry_after: Option<&str>, call_id: &str| {
+        let mut input = json!({"code": code});
+        if let Some(seconds) = retry_after {
+            input["retry_after"] = json!(seconds);
+        }
+        let body = json!({
+            "tool_id": "Upstream.Status",
+            "input": input,
+            "call_id": call_id,
+            "context": {"secrets": [{"id": "headerKey", "value": "k"}]},
+        });
+        let request = http.post(format!("{}/tools/call", bridge.url)).json(&body);
+        async move {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            response.json::<Value>().await.unwrap()
+        }
+    };
+
+    let first = call(503, Some("1"), "retry-me").await;
+    assert_eq!(first["success"], false, "{first}");
+    assert_eq!(first["error"]["can_retry"], true, "{first}");
+    assert_eq!(first["error"]["retry_after_ms"], 1000, "{first}");
+    let hits = upstream.hits();
+    let retried = call(503, Some("1"), "retry-me").await;
+    assert_eq!(retried["error"]["can_retry"], true, "{retried}");
+    assert_eq!(
+        upstream.hits(),
+        hits + 1,
+        "the invited retry must reach the upstream"
+    );
+
+    let refused = call(403, None, "final").await;
+    assert_eq!(refused["error"]["can_retry"], false, "{refused}");
+    let hits = upstream.hits();
+    let repeated = call(403, None, "final").await;
+    assert_eq!(
+        repeated, refused,
+        "a final failure is answered from the store"
+    );
+    assert_eq!(upstream.hits(), hits, "a final failure is not run again");
+}
