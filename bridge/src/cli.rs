@@ -198,6 +198,12 @@ pub(crate) struct DiffArgs {
     pub(crate) old: String,
     /// The new side, of any of the same kinds.
     pub(crate) new: String,
+    /// List a configuration side's sources even when that starts a process (an MCP server over
+    /// stdio) or contacts a URL (an MCP server over HTTP, a document fetched over HTTP). Without
+    /// it `diff` reads files only, so it is safe on a pull request's files; a side that needs
+    /// more is an error naming this flag.
+    #[arg(long)]
+    pub(crate) start_sources: bool,
 }
 
 /// What `--on-change` accepts (clap's side of [`OnChange`]).

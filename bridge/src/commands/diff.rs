@@ -3,7 +3,8 @@
 //! gate for teams that publish tools.
 //!
 //! Each side is a lockfile (`otc-bridge lock`), an export (`otc-bridge export`, a `GET /tools`
-//! body), an OpenAPI document, or an otc-bridge configuration (its sources are listed). Tools
+//! body), an OpenAPI document, or an otc-bridge configuration (its sources are listed; those
+//! that run a process or contact a URL only with `--start-sources`). Tools
 //! are compared by `Toolkit.Tool`, the highest version of each, so a side's own version labels
 //! do not matter: the contracts do.
 #![allow(clippy::print_stdout)] // The changes are the product.
@@ -27,8 +28,8 @@ use crate::cli::DiffArgs;
 
 pub(crate) async fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     super::init_logging("warn");
-    let old = side(&args.old).await?;
-    let new = side(&args.new).await?;
+    let old = side(&args.old, args.start_sources).await?;
+    let new = side(&args.new, args.start_sources).await?;
     let changes = change::classify_tools(&old, &new);
     let mut worst: Option<Class> = None;
     for tool in &changes {
@@ -59,8 +60,11 @@ pub(crate) async fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// One side's tools: `Toolkit.Tool` → the canonical form of its highest version.
-async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
+/// One side's tools: `Toolkit.Tool` → the canonical form of its highest version. Without
+/// `start_sources` only files are read: a configuration whose sources would start a process or
+/// contact a URL is refused before anything starts (`diff` gates pull requests, whose files
+/// are not to be trusted).
+async fn side(path: &str, start_sources: bool) -> anyhow::Result<BTreeMap<String, Value>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
     let value: Value = match serde_json::from_str(&text) {
         Ok(value) => value,
@@ -101,6 +105,13 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
         let mut file = FileConfig::load(Path::new(path))?;
         file.lock = None;
         let config = Config::resolve(file, Overrides::default())?;
+        if !start_sources
+            && let Some(reach) = config.sources.iter().find_map(|s| s.reaches_beyond_files())
+        {
+            anyhow::bail!(
+                "{path}: {reach}; `diff` starts no process and contacts no URL unless given --start-sources"
+            );
+        }
         super::warn_config(&config);
         config
     } else {

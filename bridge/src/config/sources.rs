@@ -39,6 +39,39 @@ pub struct Source {
     pub inspect_only: bool,
 }
 
+impl Source {
+    /// What listing this source would start or contact beyond reading files (a process, a URL),
+    /// said for an error; `None` when it only reads local files.
+    pub fn reaches_beyond_files(&self) -> Option<String> {
+        match &self.upstream {
+            Upstream::Mcp(config) => Some(match &config.transport {
+                McpTransportConfig::Stdio { .. } => {
+                    format!("source `{}` runs its MCP server as a process", self.name)
+                }
+                McpTransportConfig::StreamableHttp { .. } | McpTransportConfig::Sse { .. } => {
+                    format!("source `{}` is an MCP server at a URL", self.name)
+                }
+            }),
+            Upstream::OpenApi(config) => {
+                let spec = config.spec.trim_start().to_ascii_lowercase();
+                if spec.starts_with("http://") || spec.starts_with("https://") {
+                    Some(format!(
+                        "source `{}` fetches its document from a URL",
+                        self.name
+                    ))
+                } else if config.allow_remote_refs {
+                    Some(format!(
+                        "source `{}` fetches remote `$ref`s (allow_remote_refs)",
+                        self.name
+                    ))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
 /// Two sources are equal when they are configured alike; the compiled policy follows from the
 /// options and is not compared (its semaphore has no meaningful equality).
 impl PartialEq for Source {

@@ -464,3 +464,49 @@ async fn the_config_file_names_the_lock_and_a_source_its_own_policy() {
     assert!(stderr.contains("lock:"), "{stderr}");
     assert!(stderr.contains("otc-bridge lock"), "{stderr}");
 }
+
+/// Issue 25, item 7: `diff` gates pull requests, so a side that would start a process or
+/// contact a URL (an `mcpServers` file, a configuration with an MCP source) is refused unless
+/// `--start-sources` is given, and nothing runs.
+#[test]
+fn diff_runs_nothing_it_compares_without_start_sources() {
+    let dir = scratch();
+    let marker = dir.join("ran");
+    let hostile = dir.join("new.json");
+    std::fs::write(
+        &hostile,
+        json!({"mcpServers": {"evil": {
+            "command": "/bin/sh",
+            "args": ["-c", format!("touch '{}'", marker.display())],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let old = document_path();
+    let refused = run(&["diff", old.to_str().unwrap(), hostile.to_str().unwrap()]);
+    assert_ne!(refused.status.code(), Some(0), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--start-sources") && stderr.contains("runs its MCP server as a process"),
+        "{stderr}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!marker.exists(), "diff ran the side's command");
+
+    // With the flag, a configuration's MCP source is started and listed.
+    let config = dir.join("bridge.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "sources:\n  - type: mcp\n    transport:\n      type: stdio\n      command: {}\n",
+            example_flag()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let refused = run(&["diff", config, config]);
+    assert_ne!(refused.status.code(), Some(0), "{refused:?}");
+    let same = run(&["diff", "--start-sources", config, config]);
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+    assert!(stdout(&same).contains("0 changed"), "{}", stdout(&same));
+}
