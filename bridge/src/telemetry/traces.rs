@@ -123,7 +123,10 @@ impl Traces {
         trace_id: Option<&str>,
     ) -> CallSpan<'_> {
         let parent = [
-            incoming.map(|c| (c.traceparent.as_str(), c.tracestate.as_deref())),
+            incoming.map(|c| {
+                let tracestate = c.tracestate.as_deref().filter(|s| is_w3c_tracestate(s));
+                (c.traceparent.as_str(), tracestate)
+            }),
             trace_id.map(|id| (id, None)),
         ]
         .into_iter()
@@ -181,11 +184,13 @@ impl CallSpan<'_> {
         ]);
     }
 
-    /// Records the call's id (echoed or generated).
+    /// Records the call's id (echoed or generated), cut like every echo of caller text: the
+    /// export queue holds each span whole until the collector takes it, so a caller's 400 KB
+    /// `call_id` would otherwise grow memory with every call a slow collector has not taken.
     pub(crate) fn call_id(&self, call_id: &str) {
         self.cx
             .span()
-            .set_attribute(KeyValue::new("otc.call_id", call_id.to_owned()));
+            .set_attribute(KeyValue::new("otc.call_id", crate::rescue::echo(call_id)));
     }
 
     /// Starts the `otc.upstream` child span for the adapter call to `entry`'s source, and the
@@ -261,6 +266,17 @@ pub(crate) fn from_headers(headers: &HeaderMap) -> Option<TraceContext> {
         traceparent: text("traceparent")?.to_owned(),
         tracestate: text("tracestate").map(str::to_owned),
     })
+}
+
+/// Whether `tracestate` keeps to W3C's characters (printable ASCII, at most 512 of them). The
+/// propagator checks keys and refuses `,` and `=` in values, but lets control characters through,
+/// and the state is passed on to upstreams: a CR/LF from MCP `_meta` would reach them verbatim.
+/// A state outside the set is dropped whole (the caller's `traceparent` still counts).
+fn is_w3c_tracestate(tracestate: &str) -> bool {
+    tracestate.len() <= 512
+        && tracestate
+            .bytes()
+            .all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
 }
 
 /// A caller's trace context, as the propagator reads it.

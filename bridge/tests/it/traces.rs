@@ -351,3 +351,63 @@ async fn traces_off_export_nothing_and_send_no_trace_context() {
     bridge.interrupt().await;
     assert!(spans.lock().unwrap().is_empty());
 }
+
+/// Issue 25, item 8: caller text is cut before it is queued for export (a 400 KB `call_id`
+/// would otherwise be held whole by a collector that is slow to take it), and a `tracestate`
+/// outside W3C's characters (a CR/LF from MCP `_meta`) never reaches an upstream.
+#[tokio::test]
+async fn caller_text_in_spans_is_cut_and_a_tracestate_with_control_characters_is_dropped() {
+    let (endpoint, spans) = receiver().await;
+    let upstream = upstream().await;
+    let (bridge, url) = bridge(&upstream, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)]).await;
+    let openapi_tool = tool_id(&url, "Traced.").await;
+    let mcp_tool = tool_id(&url, "ExampleMcpServer.Trace").await;
+
+    let long_id = "x".repeat(400 * 1024);
+    call(
+        &url,
+        json!({"tool_id": openapi_tool, "call_id": long_id}),
+        &[("traceparent", &format!("00-{TRACE_A}-{CALLER_SPAN}-01"))],
+    )
+    .await;
+
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "call_tool",
+        "arguments": {"path": mcp_tool, "arguments": {}},
+        "_meta": {
+            "traceparent": format!("00-{TRACE_B}-{CALLER_SPAN}-01"),
+            "tracestate": "vendor=1\r\nx-injected: yes",
+        },
+    }});
+    let response = reqwest::Client::new()
+        .post(format!("{url}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let reply: Value = response.json().await.unwrap();
+    let seen = &reply["result"]["structuredContent"];
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert!(
+        seen["traceparent"]
+            .as_str()
+            .is_some_and(|t| t.contains(TRACE_B)),
+        "the caller's traceparent still counts: {reply}"
+    );
+    assert!(
+        seen["tracestate"].is_null(),
+        "a tracestate with CR/LF reached the upstream: {reply}"
+    );
+    bridge.interrupt().await;
+
+    let spans = spans.lock().unwrap().clone();
+    let (call_a, _) = call_and_upstream(&spans, TRACE_A);
+    let exported = &call_a.attributes["otc.call_id"];
+    assert!(exported.len() < 200, "{} bytes exported", exported.len());
+    assert!(
+        exported.ends_with(&format!("({} bytes)", long_id.len())),
+        "{exported}"
+    );
+}
