@@ -296,6 +296,9 @@ impl Config {
             }
         }
         let mut sources = sources::collect(&entries, &overrides.sources)?;
+        if auth.api_keys.is_some() {
+            refuse_api_key_headers(&sources)?;
+        }
         let lock = overrides.lock.or(lock);
         let on_change = overrides.on_change.or(on_change).unwrap_or_default();
         if let Some(path) = &lock {
@@ -363,6 +366,23 @@ pub fn public_url(configured: Option<&str>, bound: SocketAddr) -> String {
         });
     }
     format!("http://{bound}")
+}
+
+/// While the bridge takes API keys, the headers that carry them are the bridge's own: a source
+/// that named one in `context_headers` would hand the caller's key to the bridge to its upstream.
+/// (`Authorization` and `Cookie` are refused for every source, in `SourceOptions::compile`.)
+fn refuse_api_key_headers(sources: &[Source]) -> Result<(), ConfigError> {
+    for source in sources {
+        for (id, header) in &source.policy().context_headers {
+            if crate::server::auth::API_KEY_HEADERS.contains(&header.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "source `{}`: context_headers.{id}: '{header}' carries the bridge's own API key (auth.api_keys is configured) and is never forwarded; use a header of its own (e.g. X-{id})",
+                    source.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `auth:` — off unless one of its methods is configured.

@@ -88,6 +88,12 @@ fn bad_configs_name_what_to_fix() {
             &["sources[0]", "type"],
         ),
         (
+            // Issue 25, item 9: the bridge's own API key header is never forwarded upstream.
+            "api-key-context-header.yaml",
+            "auth:\n  api_keys:\n    env: OTC_TEST_KEYS\nsources:\n  - type: openapi\n    spec: x.yaml\n    context_headers: {key: OTC-API-Key}\n",
+            &["context_headers.key", "otc-api-key", "own API key"],
+        ),
+        (
             "missing-env.yaml",
             "auth:\n  jwt:\n    secret_env: OTC_TEST_UNSET_SECRET_VAR\n",
             &["OTC_TEST_UNSET_SECRET_VAR"],
