@@ -244,14 +244,7 @@ fn wanted_file(token_file: &std::path::Path) -> std::path::PathBuf {
 }
 
 fn write_wanted(token_file: &std::path::Path, scope: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(wanted_file(token_file))?;
-    std::io::Write::write_all(&mut file, scope.as_bytes())
+    store::write_private(&wanted_file(token_file), scope.as_bytes())
 }
 
 async fn manager(

@@ -6,7 +6,7 @@
 //! never logged (rmcp's `StoredCredentials` redacts the token in `Debug`).
 
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -54,24 +54,25 @@ impl FileCredentialStore {
             .recursive(true)
             .mode(0o700)
             .create(dir)?;
-        let temporary = dir.join(format!(
-            ".{}.{}.tmp",
-            self.path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("tokens"),
-            std::process::id()
-        ));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, &self.path)
+        write_private(&self.path, bytes)
     }
+}
+
+/// Writes `bytes` to `path`, readable by its owner only, whole or not at all: through a
+/// temporary file in the same directory, created exclusively (`O_CREAT | O_EXCL`, so a symlink
+/// planted in a shared directory is never followed) with a random name and mode 0600, then
+/// renamed over `path` (a symlink at `path` itself is replaced, not followed).
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::Builder::new()
+        .prefix(".otc-bridge-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 fn store_error(what: &str, path: &Path, error: impl std::fmt::Display) -> AuthError {
@@ -135,6 +136,35 @@ mod tests {
         assert_eq!(loaded.granted_scopes, ["read"]);
         store.clear().await.unwrap();
         assert!(store.load().await.unwrap().is_none());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Issue 25, item 11: in a directory others can write, a symlink planted where the token's
+    /// temporary file used to be created (`.<name>.<pid>.tmp`) must not receive the token.
+    #[tokio::test]
+    async fn a_planted_symlink_never_receives_the_token() {
+        let dir = std::env::temp_dir().join(format!("otc-store-shared-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let stolen = dir.join("attacker-readable");
+        std::fs::write(&stolen, b"").unwrap();
+        let planted = dir.join(format!(".tokens.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&stolen, &planted).unwrap();
+
+        let store = FileCredentialStore::new(dir.join("tokens.json"));
+        let credentials =
+            StoredCredentials::new("client-secret-id".into(), None, Vec::new(), Some(1));
+        store.save(credentials).await.unwrap();
+
+        assert_eq!(
+            std::fs::read(&stolen).unwrap(),
+            b"",
+            "the token followed a symlink"
+        );
+        let written = std::fs::symlink_metadata(dir.join("tokens.json")).unwrap();
+        assert!(written.file_type().is_file());
+        assert_eq!(written.permissions().mode() & 0o777, 0o600);
+        assert!(store.load().await.unwrap().is_some());
         let _ = std::fs::remove_dir_all(dir);
     }
 
