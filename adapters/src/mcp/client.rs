@@ -474,7 +474,11 @@ async fn open(
             let spec = ChildSpec {
                 source: source.to_owned(),
                 argv: split_command(command, args).map_err(Failed::Error)?,
-                env: env.clone(),
+                env: env
+                    .iter()
+                    .map(|(var, value)| Ok((var.clone(), value.resolve(var)?)))
+                    .collect::<Result<_, AdapterError>>()
+                    .map_err(Failed::Error)?,
                 inherit_env: *inherit_env,
                 secret_env: secret_env.clone(),
                 cwd: cwd.clone(),

@@ -7,7 +7,7 @@
 //!   type: stdio                      # or streamable_http / sse
 //!   command: "npx -y @modelcontextprotocol/server-everything stdio"
 //!   args: ["--verbose"]              # appended to what `command` splits into
-//!   env: { LOG_LEVEL: debug }       # on top of a minimal environment (see below)
+//!   env: { LOG_LEVEL: debug, GITHUB_TOKEN: { env: GITHUB_TOKEN } }  # on top of a minimal environment
 //!   inherit_env: false               # true: the bridge's whole environment, less its secrets
 //!   cwd: /srv/mcp
 //! toolkit: Everything                # else serverInfo.name
@@ -23,7 +23,8 @@
 //!
 //! A stdio child does not inherit the bridge's environment (issue 8, defect 2: the bridge holds
 //! the JWT key, API keys and other sources' credentials). It gets the few variables programs
-//! need to run (`PATH`, `HOME`, locale…, listed with their reasons in `child.rs`) plus `env:`.
+//! need to run (`PATH`, `HOME`, locale…, listed with their reasons in `child.rs`) plus `env:`,
+//! whose values are text or, like headers, read from the bridge's environment at start-up.
 //! `inherit_env: true` restores the whole environment, still without the variables the bridge
 //! reads secrets from.
 
@@ -150,7 +151,7 @@ pub enum McpTransportConfig {
         /// Environment variables set for the child, on top of a minimal environment (or of the
         /// bridge's, less its secrets, with `inherit_env`).
         #[serde(default)]
-        env: BTreeMap<String, String>,
+        env: BTreeMap<String, EnvValueConfig>,
         /// Pass the bridge's whole environment to the child, except the variables the bridge
         /// reads secrets from. Default `false`: only a minimal environment plus `env`.
         #[serde(default)]
@@ -195,15 +196,20 @@ pub enum HeaderValueConfig {
 impl HeaderValueConfig {
     /// The value to send; an unset variable is a start-up error naming the variable.
     pub fn resolve(&self, header: &str) -> Result<String, AdapterError> {
+        self.resolve_for(&format!("header '{header}'"))
+    }
+
+    /// The value; `what` names its place in an error (`header 'Authorization'`).
+    fn resolve_for(&self, what: &str) -> Result<String, AdapterError> {
         match self {
             Self::Value(value) => Ok(value.clone()),
-            Self::Env(var) => read_var(header, var),
+            Self::Env(var) => read_var(what, var),
             Self::Template(template) => {
                 let mut out = String::with_capacity(template.len());
                 for part in template_parts(template) {
                     match part {
                         TemplatePart::Text(text) => out.push_str(text),
-                        TemplatePart::Var(var) => out.push_str(&read_var(header, var)?),
+                        TemplatePart::Var(var) => out.push_str(&read_var(what, var)?),
                     }
                 }
                 Ok(out)
@@ -226,12 +232,50 @@ impl HeaderValueConfig {
     }
 }
 
-fn read_var(header: &str, var: &str) -> Result<String, AdapterError> {
+fn read_var(what: &str, var: &str) -> Result<String, AdapterError> {
     std::env::var(var).map_err(|_| {
         AdapterError::setup(format!(
-            "header '{header}' is read from the environment variable {var}, which is not set"
+            "{what} is read from the environment variable {var}, which is not set"
         ))
     })
+}
+
+/// A value of a stdio child's `env:`: text as it is (`LOG_LEVEL: debug`), or read from the
+/// bridge's environment at start-up, in the forms of a header value (`GITHUB_TOKEN: {env:
+/// GITHUB_TOKEN}`, `{template: "…${VAR}…"}`). A variable read this way is one of the bridge's
+/// secrets (see [`McpConfig::secret_env`]): written as a reference, a token stays out of the
+/// configuration file (what `otc-bridge import` writes) and out of other children.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EnvValueConfig {
+    /// `VAR: text`.
+    Text(String),
+    /// `VAR: {env: NAME}` (or `{value: …}`, `{template: …}`).
+    Reference(HeaderValueConfig),
+}
+
+impl EnvValueConfig {
+    /// The value the child gets for `var`; an unset variable is a start-up error naming it.
+    pub fn resolve(&self, var: &str) -> Result<String, AdapterError> {
+        match self {
+            Self::Text(text) => Ok(text.clone()),
+            Self::Reference(reference) => reference.resolve_for(&format!("env '{var}'")),
+        }
+    }
+
+    /// The bridge's environment variables the value is read from.
+    pub fn variables(&self) -> Vec<String> {
+        match self {
+            Self::Text(_) => Vec::new(),
+            Self::Reference(reference) => reference.variables(),
+        }
+    }
+}
+
+impl From<&str> for EnvValueConfig {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_owned())
+    }
 }
 
 /// A piece of a `template` header value.
@@ -404,12 +448,15 @@ impl McpConfig {
         }
     }
 
-    /// The environment variables this source reads secrets from (its `headers: {X: {env: VAR}}`).
+    /// The environment variables this source reads secrets from (its `headers: {X: {env: VAR}}`,
+    /// a child's `env: {X: {env: VAR}}`).
     /// The bridge adds them to [`BuildContext::secret_env`](crate::BuildContext) so that no other
     /// source's child sees them; the adapter also withholds them from its own child.
     pub fn secret_env(&self) -> BTreeSet<String> {
         let headers = match &self.transport {
-            McpTransportConfig::Stdio { .. } => return BTreeSet::new(),
+            McpTransportConfig::Stdio { env, .. } => {
+                return env.values().flat_map(EnvValueConfig::variables).collect();
+            }
             McpTransportConfig::StreamableHttp { headers, .. }
             | McpTransportConfig::Sse { headers, .. } => headers,
         };

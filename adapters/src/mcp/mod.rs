@@ -47,7 +47,7 @@ mod sse;
 mod stdio;
 mod supervisor;
 
-pub use config::{HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
+pub use config::{EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
 pub use login::{LoginOutcome, login};
 
 use client::{Handler, Session};

@@ -25,12 +25,20 @@ pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             )
         })?;
-    let yaml = imported
+    let written = imported
         .to_yaml(path)
         .map_err(|e| anyhow::anyhow!("cannot write YAML: {e}"))?;
     for warning in &imported.warnings {
         eprintln!("warning: {}: {warning}", path.display());
     }
-    print!("{yaml}");
+    if !written.variables.is_empty() {
+        eprintln!(
+            "The values of these variables are not written to the YAML; export each before serving it:"
+        );
+        for line in &written.variables {
+            eprintln!("  {line}");
+        }
+    }
+    print!("{}", written.text);
     Ok(ExitCode::SUCCESS)
 }

@@ -378,8 +378,13 @@ fn convert_server(
         if !env.is_empty() {
             let mut out = Mapping::new();
             for (var, value) in env {
-                let value = cx.expand(&at, &format!("env.{var}"), &value, imported)?;
-                out.insert(var.into(), value.into());
+                // Like a header, a reference stays one: read at start-up, kept from other
+                // children, never written out by `import`.
+                let value = match cx.reference_value(&at, &format!("env.{var}"), &value)? {
+                    Converted::Value(text) => Value::String(text),
+                    Converted::Read(reference) => reference,
+                };
+                out.insert(var.into(), value);
             }
             transport.insert("env".into(), Value::Mapping(out));
         }
@@ -402,7 +407,9 @@ fn convert_server(
         if !headers.is_empty() {
             let mut out = Mapping::new();
             for (header, value) in headers {
-                let value = cx.header(&at, &header, &value)?;
+                let value = cx
+                    .reference_value(&at, &format!("headers.{header}"), &value)?
+                    .into_header();
                 out.insert(header.into(), value);
             }
             transport.insert("headers".into(), Value::Mapping(out));
@@ -593,10 +600,14 @@ impl Vars<'_> {
         Ok(out)
     }
 
-    /// A header value: a reference to a variable stays one (read at start-up, kept from
-    /// children); text without references is a value.
-    fn header(&self, at: &Field<'_>, header: &str, text: &str) -> Result<Value, String> {
-        let field = format!("headers.{header}");
+    /// A header or child `env` value: a reference to a variable stays one (read at start-up,
+    /// kept from children); text without references is a value.
+    fn reference_value(
+        &self,
+        at: &Field<'_>,
+        field: &str,
+        text: &str,
+    ) -> Result<Converted, String> {
         let mut template = String::with_capacity(text.len());
         let mut vars = Vec::new();
         for (is_ref, piece) in pieces(text) {
@@ -604,7 +615,7 @@ impl Vars<'_> {
                 template.push_str(piece);
                 continue;
             }
-            match self.reference(at, &field, piece)? {
+            match self.reference(at, field, piece)? {
                 Reference::Known(value) => template.push_str(&value),
                 Reference::Var { name, default } => {
                     let set = (self.env)(&name).is_some_and(|v| !v.is_empty());
@@ -619,30 +630,58 @@ impl Vars<'_> {
             }
         }
         let (key, value) = match vars.as_slice() {
-            [] => ("value", template),
+            [] => return Ok(Converted::Value(template)),
             [only] if template == format!("${{{only}}}") => ("env", only.clone()),
             _ => ("template", template),
         };
-        let mut map = Mapping::new();
-        map.insert(key.into(), value.into());
-        Ok(Value::Mapping(map))
+        Ok(Converted::Read(single(key, value)))
+    }
+}
+
+/// `{key: value}`, the native form of a value read from the environment.
+fn single(key: &str, value: String) -> Value {
+    let mut map = Mapping::new();
+    map.insert(key.into(), value.into());
+    Value::Mapping(map)
+}
+
+/// A header or `env` value, converted.
+enum Converted {
+    /// Text written in the host file.
+    Value(String),
+    /// `{env: VAR}` or `{template: …}`, read at start-up.
+    Read(Value),
+}
+
+impl Converted {
+    /// The native header value (`{value: …}` for text).
+    fn into_header(self) -> Value {
+        match self {
+            Self::Value(text) => single("value", text),
+            Self::Read(reference) => reference,
+        }
     }
 }
 
 impl Imported {
     /// The native YAML: a header saying where it came from, the warnings and substitutions as
-    /// comments, then `sources:`.
-    pub fn to_yaml(&self, origin: &Path) -> Result<String, String> {
+    /// comments, then `sources:`. Values written in the host file for a child's `env` or a
+    /// header are credentials as often as not, and the YAML is a file people commit: each is
+    /// written as a reference to an environment variable instead (`{env: GITHUB_TOKEN}`), and
+    /// [`Written::variables`] says which to export.
+    pub fn to_yaml(&self, origin: &Path) -> Result<Written, String> {
+        let mut sources = self.sources.clone();
+        let variables = references_for_values(&mut sources);
         let mut out = format!(
             "# otc-bridge configuration imported from {} ({}) by `otc-bridge import`.\n# Serve it with: otc-bridge --config THIS_FILE\n",
-            origin.display(),
+            comment_text(&origin.display().to_string()),
             self.format.describe()
         );
         let mut section = |title: &str, lines: &[String]| {
             if !lines.is_empty() {
                 out.push_str(&format!("#\n# {title}\n"));
                 for line in lines {
-                    out.push_str(&format!("#   {line}\n"));
+                    out.push_str(&format!("#   {}\n", comment_text(line)));
                 }
             }
         };
@@ -651,11 +690,106 @@ impl Imported {
             "Read from the environment while importing (the values are written below):",
             &self.substituted,
         );
+        section(
+            "Values not written here (export each variable before serving):",
+            &variables,
+        );
         let mut doc = Mapping::new();
-        doc.insert("sources".into(), Value::Sequence(self.sources.clone()));
+        doc.insert("sources".into(), Value::Sequence(sources));
         out.push_str(&super::read::write_yaml(&doc)?);
-        Ok(out)
+        Ok(Written {
+            text: out,
+            variables,
+        })
     }
+}
+
+/// What `import` writes.
+#[derive(Debug)]
+pub struct Written {
+    /// The YAML.
+    pub text: String,
+    /// The environment variables the YAML reads values from that the host file held, one line
+    /// each (`GITHUB_TOKEN: server `github`, env.GITHUB_TOKEN`), never with the value.
+    pub variables: Vec<String>,
+}
+
+/// `text` as it may stand in a one-line YAML comment: a line break (YAML's `\r`, `\n`, and
+/// U+0085, U+2028, U+2029) or another control character would end the comment and let the
+/// rest of a name from the host file be read as configuration, so each is escaped.
+fn comment_text(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Replaces every value written in the host file for a child's `env` or a header with a
+/// reference to an environment variable; returns one line per variable. A child's variable is
+/// read from the variable of the same name; a header from `SERVER_HEADER`; a name another
+/// value took already gets the server's name in front.
+fn references_for_values(sources: &mut [Value]) -> Vec<String> {
+    let mut taken: std::collections::BTreeMap<String, String> = Default::default();
+    let mut lines = Vec::new();
+    for source in sources {
+        let server = source
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let Some(transport) = source.get_mut("transport") else {
+            continue;
+        };
+        for (field, is_env) in [("env", true), ("headers", false)] {
+            let Some(Value::Mapping(values)) = transport.get_mut(field) else {
+                continue;
+            };
+            for (key, value) in values.iter_mut() {
+                let key = key.as_str().unwrap_or_default();
+                let text = match (is_env, &*value) {
+                    (true, Value::String(text)) => text.clone(),
+                    (false, Value::Mapping(map)) => {
+                        match map.get("value").and_then(Value::as_str) {
+                            Some(text) => text.to_owned(),
+                            None => continue,
+                        }
+                    }
+                    _ => continue,
+                };
+                let wanted = if is_env {
+                    key.to_owned()
+                } else {
+                    var_name(&format!("{server}_{key}"))
+                };
+                let name = match taken.get(&wanted) {
+                    Some(held) if *held != text => var_name(&format!("{server}_{wanted}")),
+                    _ => wanted,
+                };
+                taken.insert(name.clone(), text);
+                lines.push(format!("{name}: server `{server}`, {field}.{key}"));
+                *value = single("env", name);
+            }
+        }
+    }
+    lines
+}
+
+/// `text` as an environment variable's name: upper case, `_` for anything else.
+fn var_name(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

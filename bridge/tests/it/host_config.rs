@@ -69,7 +69,11 @@ fn claude_desktop_config(example: &str, remote_url: &str) -> (Value, &'static st
 
 /// Serves `config_path`; checks the three sources are ready under their keys and that an echo
 /// of each answers through `POST /tools/call`. Returns the bridge's log.
-async fn serves_three_sources(config_path: &str, second_echo: &str) -> String {
+async fn serves_three_sources(
+    config_path: &str,
+    second_echo: &str,
+    env: &[(&str, &str)],
+) -> String {
     let log_path = temp_dir().join(format!(
         "{}.log",
         PathBuf::from(config_path)
@@ -80,7 +84,7 @@ async fn serves_three_sources(config_path: &str, second_echo: &str) -> String {
     let log = std::fs::File::create(&log_path).unwrap();
     let mut bridge = Running::spawn_with_stderr(
         &["--config", config_path, "--listen", "127.0.0.1:0"],
-        &[],
+        env,
         log,
     );
     let url = bridge.url().await;
@@ -141,7 +145,7 @@ async fn issue_13_a_claude_desktop_config_starts_the_bridge_unchanged() {
     std::fs::write(&json_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
     let json_path = json_path.to_str().unwrap();
 
-    let log = serves_three_sources(json_path, second_echo).await;
+    let log = serves_three_sources(json_path, second_echo, &[]).await;
     // What was not read is said once, naming the server and the field.
     for warning in [
         "server `remote`: `alwaysAllow` ignored",
@@ -162,9 +166,23 @@ async fn issue_13_a_claude_desktop_config_starts_the_bridge_unchanged() {
         "{yaml}"
     );
     assert!(stderr.contains("`alwaysAllow` ignored"), "{stderr}");
+    // The value the host file held for the child's `env` is not written: the YAML reads it
+    // from a variable, which `import` names, and which serving it then needs.
     let yaml_path = temp_dir().join("otc-bridge.yaml");
-    std::fs::write(&yaml_path, yaml).unwrap();
-    serves_three_sources(yaml_path.to_str().unwrap(), second_echo).await;
+    std::fs::write(&yaml_path, &yaml).unwrap();
+    let mut env = Vec::new();
+    if otc_fixtures::corpus_dir().is_some() {
+        assert!(
+            stderr.contains("OTC_TEST: server `second`, env.OTC_TEST"),
+            "{stderr}"
+        );
+        assert!(
+            yaml.contains("OTC_TEST:\n") && yaml.contains("env: OTC_TEST"),
+            "{yaml}"
+        );
+        env.push(("OTC_TEST", "1"));
+    }
+    serves_three_sources(yaml_path.to_str().unwrap(), second_echo, &env).await;
 }
 
 #[test]

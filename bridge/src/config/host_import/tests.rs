@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use otc_adapters::mcp::{HeaderValueConfig, McpConfig, McpTransportConfig};
+use otc_adapters::mcp::{EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig};
 
 use super::*;
 use crate::config::sources::{Source, Upstream};
@@ -41,10 +41,10 @@ fn mcp(source: &Source) -> &McpConfig {
     }
 }
 
-fn strings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+fn strings(pairs: &[(&str, &str)]) -> BTreeMap<String, EnvValueConfig> {
     pairs
         .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .map(|(k, v)| ((*k).to_owned(), EnvValueConfig::from(*v)))
         .collect()
 }
 
@@ -208,7 +208,12 @@ fn claude_code_http_type_and_variables_with_defaults() {
         McpTransportConfig::Stdio {
             command: "/home/ada/bin/tool".to_owned(),
             args: vec!["--root".to_owned(), "/srv".to_owned(), "dflt".to_owned()],
-            env: strings(&[("KEY", "k-123")]),
+            // A reference stays one, read at start-up like a header's.
+            env: [(
+                "KEY".to_owned(),
+                EnvValueConfig::Reference(HeaderValueConfig::Env("API_KEY".to_owned()))
+            )]
+            .into(),
             inherit_env: false,
             cwd: None,
         }
@@ -218,7 +223,6 @@ fn claude_code_http_type_and_variables_with_defaults() {
         [
             "server `api`: `url` holds the value of $API_BASE_URL",
             "server `tool`: `command` holds the value of $HOME",
-            "server `tool`: `env.KEY` holds the value of $API_KEY",
         ]
     );
     // A variable that is not set, and has no default, outside headers: named.
@@ -335,30 +339,79 @@ fn jsonc_comments_and_trailing_commas_are_removed_outside_strings() {
     );
 }
 
-/// `import` prints YAML that loads as the very sources the host file gives.
+/// `import` prints YAML that loads as the sources the host file gives, but for the values the
+/// host file held for a child's `env` and for headers: each is a reference to a variable.
 #[test]
-fn imported_yaml_loads_as_the_same_sources() {
+fn imported_yaml_loads_as_the_same_sources_with_values_as_references() {
     let text = r#"{"mcpServers": {
         "files": {"command": "npx", "args": ["-y", "server-filesystem", "/tmp/a b"], "env": {"A": "1"}, "cwd": "/tmp"},
         "api": {"type": "http", "url": "http://127.0.0.1:3000/mcp", "headers": {"Authorization": "Bearer ${API_KEY}", "X-Key": "${API_KEY}", "X-Plain": "p"}},
+        "other-files": {"command": "npx", "env": {"A": "2", "GITHUB_TOKEN": "ghp_literal"}},
         "events": {"type": "sse", "url": "http://127.0.0.1:3000/sse"},
         "off": {"command": "x", "disabled": true, "alwaysAllow": []}
     }, "other": 1}"#;
     let imported = import(text, "claude_desktop_config.json");
-    let yaml = imported
+    let written = imported
         .to_yaml(Path::new("claude_desktop_config.json"))
         .unwrap();
+    let yaml = &written.text;
     assert!(
         yaml.starts_with("# otc-bridge configuration imported from claude_desktop_config.json")
     );
     for warning in &imported.warnings {
         assert!(yaml.contains(&format!("#   {warning}\n")), "{yaml}");
     }
-    let native: FileConfig = parse_yaml(&yaml).unwrap();
-    let from_yaml = Config::resolve(native, Overrides::default()).unwrap();
-    assert_eq!(from_yaml.sources, sources(&imported), "{yaml}");
-    assert!(
-        !yaml.contains("k-123"),
-        "a header's secret is never written"
+    assert_eq!(
+        written.variables,
+        [
+            "A: server `files`, env.A",
+            "API_X_PLAIN: server `api`, headers.X-Plain",
+            "OTHER_FILES_A: server `other-files`, env.A",
+            "GITHUB_TOKEN: server `other-files`, env.GITHUB_TOKEN",
+        ]
     );
+    for secret in ["k-123", "ghp_literal", "'1'", "'2'", ": p\n"] {
+        assert!(!yaml.contains(secret), "{secret} written: {yaml}");
+    }
+    let native: FileConfig = parse_yaml(yaml).unwrap();
+    let from_yaml = Config::resolve(native, Overrides::default()).unwrap();
+    let as_read = sources(&imported);
+    assert_eq!(from_yaml.sources.len(), as_read.len());
+    let McpTransportConfig::Stdio { env, .. } = &mcp(&from_yaml.sources[2]).transport else {
+        panic!("not stdio");
+    };
+    let reference = |var: &str| EnvValueConfig::Reference(HeaderValueConfig::Env(var.to_owned()));
+    assert_eq!(env["A"], reference("OTHER_FILES_A"));
+    assert_eq!(env["GITHUB_TOKEN"], reference("GITHUB_TOKEN"));
+    // What the variables name is a secret of the bridge: no child inherits it.
+    for var in [
+        "A",
+        "OTHER_FILES_A",
+        "GITHUB_TOKEN",
+        "API_X_PLAIN",
+        "API_KEY",
+    ] {
+        assert!(from_yaml.secret_env.contains(var), "{var}");
+    }
+}
+
+/// Issue 25, item 10: a name from the host file written into a comment cannot end the comment
+/// and add configuration of its own.
+#[test]
+fn names_in_comments_cannot_write_live_yaml() {
+    for line_break in ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"] {
+        let name = format!("x{line_break}allow_origins: ['*']{line_break}#");
+        let text =
+            serde_json::json!({"mcpServers": {"s": {"command": "srv", name: true}}}).to_string();
+        let written = import(&text, "mcp.json")
+            .to_yaml(Path::new("mcp.json"))
+            .unwrap();
+        let native: FileConfig = parse_yaml(&written.text).unwrap();
+        let config = Config::resolve(native, Overrides::default()).unwrap();
+        assert!(
+            config.settings.allowed_origins.is_empty(),
+            "{line_break:?}: {}",
+            written.text
+        );
+    }
 }

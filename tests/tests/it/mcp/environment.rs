@@ -27,7 +27,7 @@ fn env_config(inherit: bool) -> McpConfig {
     else {
         unreachable!()
     };
-    env.insert("OTC_ISSUE8_ENTRY".to_owned(), "from env:".to_owned());
+    env.insert("OTC_ISSUE8_ENTRY".to_owned(), "from env:".into());
     *inherit_env = inherit;
     config
 }
@@ -44,6 +44,53 @@ async fn issue_8_a_child_gets_a_minimal_environment_and_its_env_entries() {
     assert!(vars.contains_key("PATH"), "{vars:?}");
     assert!(!vars.contains_key("CARGO_MANIFEST_DIR"), "{vars:?}");
     adapter.shutdown().await;
+}
+
+/// Issue 25, item 10: a child's `env` value may be read from the bridge's environment at
+/// start-up (`{env: VAR}`, what `import` writes instead of a token), and that variable is then
+/// one of the bridge's secrets.
+#[tokio::test]
+async fn an_env_value_read_from_the_environment_reaches_the_child() {
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let mut config = env_config(false);
+    let McpTransportConfig::Stdio { env, .. } = &mut config.transport else {
+        unreachable!()
+    };
+    env.insert(
+        "FROM_REFERENCE".to_owned(),
+        otc_adapters::mcp::EnvValueConfig::Reference(otc_adapters::mcp::HeaderValueConfig::Env(
+            "CARGO_PKG_NAME".to_owned(),
+        )),
+    );
+    assert!(config.secret_env().contains("CARGO_PKG_NAME"));
+    let adapter = McpAdapter::build("demo", &config, &BuildContext::default())
+        .await
+        .unwrap();
+    let vars = child_vars(&adapter).await;
+    assert_eq!(vars["FROM_REFERENCE"], env!("CARGO_PKG_NAME"));
+    adapter.shutdown().await;
+
+    env_unset_is_named().await;
+}
+
+async fn env_unset_is_named() {
+    let mut config = env_config(false);
+    let McpTransportConfig::Stdio { env, .. } = &mut config.transport else {
+        unreachable!()
+    };
+    env.insert(
+        "X".to_owned(),
+        otc_adapters::mcp::EnvValueConfig::Reference(otc_adapters::mcp::HeaderValueConfig::Env(
+            "OTC_TEST_NEVER_SET_VAR".to_owned(),
+        )),
+    );
+    let error = McpAdapter::build("demo", &config, &BuildContext::default())
+        .await
+        .expect_err("an unset variable is a start-up error");
+    assert!(
+        error.to_string().contains("OTC_TEST_NEVER_SET_VAR"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
