@@ -40,20 +40,13 @@ DIR="$(cd "$DIR" && pwd)"
 OTC_SPEC_DIR="$(cd "$OTC_SPEC_DIR" && pwd)"
 CONFIG="$PWD/scripts/schemathesis.toml"
 VENV="$DIR/schemathesis-venv"
-ST_VERSION=4.32.5
 MAX_TIME="${SCHEMATHESIS_MAX_TIME:-25}"
 MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-100}"
 SEED_ARGS=()
 if [ -n "${SCHEMATHESIS_SEED:-}" ]; then SEED_ARGS=(--seed "$SCHEMATHESIS_SEED"); fi
 
-# A venv of its own: schemathesis's dependencies must not meet the oxp client's.
-if [ -x "$VENV/bin/st" ] && "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$ST_VERSION')" 2>/dev/null; then
-    echo "schemathesis: $ST_VERSION already installed in $VENV"
-else
-    echo "schemathesis: installing $ST_VERSION into $VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r scripts/schemathesis-requirements.txt
-fi
+# Its own venv, at a pinned version (idempotent; scripts/test.sh installs it up front).
+OTC_CORPUS_DIR="$DIR" scripts/install-schemathesis.sh
 
 cargo build --locked -p otc-bridge --bin otc-bridge
 BIN=target/debug/otc-bridge

