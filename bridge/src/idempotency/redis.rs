@@ -1,27 +1,38 @@
 //! The idempotency store shared by replicas: Redis (`state: redis://…`).
 //!
-//! One key per (caller, `call_id`) under `otc-bridge:call:`, holding either `P` + fingerprint
-//! (the first call is running somewhere; `SET NX` makes exactly one replica the runner) or `D` +
-//! fingerprint + the response's JSON (kept for the window). A repeat that finds `P` polls until
-//! `D` appears or the marker expires (its runner died): the marker lives [`PENDING_TTL`] at most.
-//! Stored answers are bounded like the memory store's: each by `max_bytes`, and in number by
-//! `max_entries`, through a sorted set of the stored keys (`otc-bridge:calls`, scored by the
-//! time they were stored): storing one trims the set to the window and to `max_entries`, oldest
-//! first, and deletes what it trimmed, in one script. Every Redis request has a deadline ([`TIMEOUT`]); what happens when Redis cannot be reached is
-//! the bridge's `idempotency.on_store_error`.
+//! One key per (caller, `call_id`) under `otc-bridge:call:`, holding either `P` + fingerprint +
+//! a token (the first call is running somewhere; `SET NX` makes exactly one replica the runner,
+//! and the token, random per claim, makes the claim its own) or `D` + fingerprint + the
+//! response's JSON (kept for the window). The runner's claim lives [`LEASE`] and is renewed every
+//! [`RENEW`] while the call runs, however long that is (a claim that expired mid-call let a
+//! repeat on another replica run the call again); a runner that died stops renewing, and its
+//! claim is free a lease later. Renewing and releasing compare the token first, so a runner only
+//! ever extends or frees its own claim. A repeat that finds `P` waits (polling, backing off)
+//! until `D` appears or the claim goes. Stored answers are bounded like the memory store's:
+//! each by `max_bytes`, and in number by `max_entries`, through a sorted set of the stored keys
+//! (`otc-bridge:calls`, scored by the time they were stored): storing one trims the set to the
+//! window and to `max_entries`, oldest first, and deletes what it trimmed, in one script. Every
+//! Redis request has a deadline ([`TIMEOUT`]); what happens when Redis cannot be reached is the
+//! bridge's `idempotency.on_store_error`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use otc_mappings::otc::CallToolResponse;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::{Claim, Fingerprint, Key};
 
-/// The longest a running call holds its key before repeats may run it themselves.
-const PENDING_TTL: Duration = Duration::from_secs(120);
+/// How long a claim lives unless its runner renews it: how soon a runner that died frees its
+/// `call_id` for a repeat.
+const LEASE: Duration = Duration::from_secs(6);
 
-/// How often a repeat looks whether the first call has finished.
+/// How often a running call renews its claim (a third of the lease: two renewals may fail).
+const RENEW: Duration = Duration::from_secs(2);
+
+/// How often a repeat first looks whether the first call has finished; the pause doubles up to
+/// [`POLL_MAX`], so a repeat waiting on a long call costs Redis a few requests a second.
 const POLL: Duration = Duration::from_millis(10);
+const POLL_MAX: Duration = Duration::from_millis(250);
 
 /// The deadline of one Redis request, and of connecting.
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -48,6 +59,23 @@ if excess > 0 then
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
+";
+
+/// Extends a claim if it is still this runner's. KEYS: the key; ARGV: the marker, the lease (ms).
+const RENEW_CLAIM: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+";
+
+/// Frees a claim if it is still this runner's (never another runner's claim, never a stored
+/// answer). KEYS: the key; ARGV: the marker.
+const RELEASE_CLAIM: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
 ";
 
 pub(super) struct RedisStore {
@@ -99,28 +127,33 @@ impl RedisStore {
 
     pub(super) async fn claim(&self, key: Key, fingerprint: Fingerprint) -> Result<Claim, String> {
         let key = redis_key(&key);
-        let mut pending = b"P".to_vec();
-        pending.extend_from_slice(&fingerprint);
-        let deadline = Instant::now() + PENDING_TTL + TIMEOUT;
+        let mut marker = b"P".to_vec();
+        marker.extend_from_slice(&fingerprint);
+        marker.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
         let mut connection = self.connection.clone();
+        let mut pause = POLL;
         loop {
             let claimed: Option<String> = redis::cmd("SET")
                 .arg(&key)
-                .arg(&pending)
+                .arg(&marker)
                 .arg("NX")
                 .arg("PX")
-                .arg(millis(PENDING_TTL.min(self.window)))
+                .arg(millis(LEASE))
                 .query_async(&mut connection)
                 .await
                 .map_err(failed)?;
             if claimed.is_some() {
+                let renewal =
+                    tokio::spawn(renew(self.connection.clone(), key.clone(), marker.clone()));
                 return Ok(Claim::Run(super::Ticket::Redis(Ticket {
                     connection: self.connection.clone(),
                     key,
+                    marker,
                     fingerprint,
                     window: self.window,
                     max_bytes: self.max_bytes,
                     max_entries: self.max_entries,
+                    renewal,
                     finished: false,
                 })));
             }
@@ -133,7 +166,7 @@ impl RedisStore {
                 // Expired or released in between: claim again.
                 None => continue,
                 Some([b'P', stored @ ..]) => {
-                    if stored != fingerprint {
+                    if stored.get(..fingerprint.len()) != Some(&fingerprint[..]) {
                         return Ok(Claim::Mismatch);
                     }
                 }
@@ -146,10 +179,34 @@ impl RedisStore {
                 }
                 Some(_) => return Err("a stored answer cannot be read".to_owned()),
             }
-            if Instant::now() > deadline {
-                return Err("the first call with this call_id is still running".to_owned());
+            // The first call is running (its runner renews the claim while it does): wait.
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_MAX);
+        }
+    }
+}
+
+/// Keeps the claim `marker` on `key` alive until aborted (the ticket's end) or lost.
+async fn renew(mut connection: ConnectionManager, key: Vec<u8>, marker: Vec<u8>) {
+    loop {
+        tokio::time::sleep(RENEW).await;
+        let renewed = redis::Script::new(RENEW_CLAIM)
+            .key(&key)
+            .arg(&marker)
+            .arg(millis(LEASE))
+            .invoke_async::<i64>(&mut connection)
+            .await;
+        match renewed {
+            Ok(1) => {}
+            Ok(_) => {
+                tracing::warn!(
+                    "A running call lost its call_id claim (it expired while Redis was unreachable); a repeat may run it again."
+                );
+                return;
             }
-            tokio::time::sleep(POLL).await;
+            Err(error) => {
+                tracing::warn!(%error, "Cannot renew a running call's call_id claim in Redis.");
+            }
         }
     }
 }
@@ -176,10 +233,14 @@ fn failed(error: redis::RedisError) -> String {
 pub(super) struct Ticket {
     connection: ConnectionManager,
     key: Vec<u8>,
+    /// `P` + fingerprint + this claim's token: what the key holds while the claim is ours.
+    marker: Vec<u8>,
     fingerprint: Fingerprint,
     window: Duration,
     max_bytes: usize,
     max_entries: usize,
+    /// The task renewing the claim; stopped when the ticket ends.
+    renewal: tokio::task::JoinHandle<()>,
     finished: bool,
 }
 
@@ -190,6 +251,7 @@ impl Ticket {
         response: Option<&CallToolResponse>,
     ) -> Result<(), String> {
         self.finished = true;
+        self.renewal.abort();
         let mut connection = self.connection.clone();
         let stored = response.and_then(|r| super::encode(&self.fingerprint, r));
         match stored {
@@ -207,33 +269,38 @@ impl Ticket {
                     .map(|_| ())
                     .map_err(failed)
             }
-            _ => release(&mut connection, &self.key).await,
+            _ => release(&mut connection, &self.key, &self.marker).await,
         }
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
+        self.renewal.abort();
         // Abandoned (the client went away): release the key so a repeat may run.
         if !self.finished {
             let mut connection = self.connection.clone();
             let key = std::mem::take(&mut self.key);
+            let marker = std::mem::take(&mut self.marker);
             tokio::spawn(async move {
-                let _ = release(&mut connection, &key).await;
+                let _ = release(&mut connection, &key, &marker).await;
             });
         }
     }
 }
 
-/// Deletes a pending marker (never a stored answer: another replica's finished call stays).
-async fn release(connection: &mut ConnectionManager, key: &[u8]) -> Result<(), String> {
-    // Compare-and-delete in one step, so a stored answer written meanwhile is not deleted.
-    redis::Script::new(
-        "if string.sub(redis.call('GET', KEYS[1]) or '', 1, 1) == 'P' then return redis.call('DEL', KEYS[1]) else return 0 end",
-    )
-    .key(key)
-    .invoke_async::<i64>(connection)
-    .await
-    .map(|_| ())
-    .map_err(failed)
+/// Frees this runner's claim (compare-and-delete on its token: a claim that expired and was
+/// taken by another runner stays theirs, and a stored answer stays).
+async fn release(
+    connection: &mut ConnectionManager,
+    key: &[u8],
+    marker: &[u8],
+) -> Result<(), String> {
+    redis::Script::new(RELEASE_CLAIM)
+        .key(key)
+        .arg(marker)
+        .invoke_async::<i64>(connection)
+        .await
+        .map(|_| ())
+        .map_err(failed)
 }

@@ -201,11 +201,20 @@ async fn ready_line(child: &mut Child, what: &str) -> String {
         .unwrap_or_else(|_| panic!("{what} was not ready within 30 s"))
 }
 
-#[tokio::test]
-async fn two_replicas_sharing_redis_answer_each_others_repeats() {
-    let Some(corpus) = otc_fixtures::corpus_dir() else {
-        return;
-    };
+/// A real `redis-server`, the example MCP server over streamable HTTP (its `stats` counts the
+/// calls of both replicas), and two bridges sharing both.
+struct Replicas {
+    redis: Process,
+    _upstream: Process,
+    first: Running,
+    second: Running,
+    a: Client,
+    b: Client,
+    dir: std::path::PathBuf,
+}
+
+async fn replicas(idempotency: &str) -> Replicas {
+    let corpus = otc_fixtures::corpus_dir().expect("OTC_CORPUS_DIR: run scripts/test.sh");
     let redis_server = corpus.join("redis/bin/redis-server");
     assert!(redis_server.is_file(), "run scripts/install-redis.sh");
     let port = free_port();
@@ -217,9 +226,8 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
         .spawn()
         .unwrap();
     ready_line(&mut redis, "redis-server").await;
-    let mut redis = Process(redis);
+    let redis = Process(redis);
 
-    // One upstream behind both replicas, over streamable HTTP: its `stats` counts for both.
     let mut upstream = Command::new(repo_root().join(example_server()))
         .args(["--http", "127.0.0.1:0"])
         .stdout(Stdio::piped())
@@ -230,15 +238,16 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
     let mcp_url = mcp_url[mcp_url.find("http://").unwrap()..]
         .trim()
         .to_owned();
-    let _upstream = Process(upstream);
+    let upstream = Process(upstream);
 
-    let dir = std::env::temp_dir().join(format!("otc-bridge-replicas-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("otc-bridge-replicas-{}-{port}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("bridge.yaml");
     std::fs::write(
         &config,
         format!(
-            "state: redis://127.0.0.1:{port}\nidempotency: {{max_entries: 3}}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
+            "state: redis://127.0.0.1:{port}\nidempotency: {idempotency}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
         ),
     )
     .unwrap();
@@ -261,6 +270,32 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
     };
     let a = replica(first.url().await);
     let b = replica(second.url().await);
+    Replicas {
+        redis,
+        _upstream: upstream,
+        first,
+        second,
+        a,
+        b,
+        dir,
+    }
+}
+
+impl Replicas {
+    async fn stop(self) {
+        let Self {
+            first, second, dir, ..
+        } = self;
+        first.interrupt().await;
+        second.interrupt().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[tokio::test]
+async fn two_replicas_sharing_redis_answer_each_others_repeats() {
+    let mut replicas = replicas("{max_entries: 3}").await;
+    let (a, b) = (&replicas.a, &replicas.b);
 
     let (status, answer) = a.call(ECHO, json!({"message": "once"}), Some("r1")).await;
     assert_eq!(status, 200, "{answer}");
@@ -310,11 +345,35 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
     );
 
     // Redis gone: calls go on without the duplicate check (the default, `on_store_error: open`).
-    redis.0.kill().await.unwrap();
-    let (status, body) = a.call(ECHO, json!({"message": "x"}), Some("r3")).await;
+    replicas.redis.0.kill().await.unwrap();
+    let (status, body) = replicas
+        .a
+        .call(ECHO, json!({"message": "x"}), Some("r3"))
+        .await;
     assert_eq!(status, 200, "{body}");
+    replicas.stop().await;
+}
 
-    first.interrupt().await;
-    second.interrupt().await;
-    let _ = std::fs::remove_dir_all(&dir);
+/// Issue 25, item 3: a call runs once however long it takes. The runner renews its claim while
+/// the call runs, so a repeat on the other replica waits for its answer, past the claim's lease
+/// (6 s) and past a 3 s window, instead of finding the claim expired and running the call again.
+#[tokio::test]
+async fn a_long_call_runs_once_on_two_replicas_past_the_lease_and_the_window() {
+    let replicas = replicas("{window_secs: 3}").await;
+    let (a, b) = (&replicas.a, &replicas.b);
+    let before = a.upstream_calls().await;
+    let slow = json!({"ms": 8000});
+    let repeat = async {
+        tokio::time::sleep(Duration::from_millis(7000)).await;
+        b.call(SLOW, slow.clone(), Some("long")).await
+    };
+    let (first, repeated) = tokio::join!(a.call(SLOW, slow.clone(), Some("long")), repeat);
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert_eq!(repeated, first, "the repeat got another answer");
+    assert_eq!(
+        a.upstream_calls().await,
+        before + 2,
+        "the slow call ran more than once"
+    );
+    replicas.stop().await;
 }
