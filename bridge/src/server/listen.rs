@@ -76,9 +76,10 @@ pub struct ConnectionLimits {
     /// 60 s; on HTTP/1 the header-read timeout closes an idle connection first if it is shorter.
     #[serde(rename = "idle_timeout_secs", with = "secs")]
     pub idle_timeout: Duration,
-    /// Open connections beyond which new ones are refused. Default 1024; keep it well under
-    /// the descriptor limit, which upstream connections and MCP children share.
-    pub max_connections: usize,
+    /// Open connections beyond which new ones are refused. Default (`None`): derived from the
+    /// process's descriptor limit, which upstream connections, MCP children and files share —
+    /// three quarters of it, at most 1024 (see [`default_max_connections`]).
+    pub max_connections: Option<usize>,
     /// After the shutdown signal, in-flight requests get this long to finish; then the remaining
     /// connections are dropped. Default 10 s.
     #[serde(rename = "shutdown_timeout_secs", with = "secs")]
@@ -91,7 +92,7 @@ impl Default for ConnectionLimits {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
-            max_connections: 1024,
+            max_connections: None,
             shutdown_timeout: Duration::from_secs(10),
         }
     }
@@ -114,7 +115,7 @@ impl ConnectionLimits {
                 format!("{name} must be greater than zero"),
             ));
         }
-        if self.max_connections == 0 {
+        if self.max_connections == Some(0) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "max_connections must be at least 1",
@@ -147,8 +148,15 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     limits.check()?;
-    warn_if_cap_exceeds_descriptors(limits.max_connections);
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let max_connections = match limits.max_connections {
+        Some(cap) => {
+            warn_if_cap_exceeds_descriptors(cap);
+            cap
+        }
+        None => default_max_connections(),
+    };
+    tracing::debug!(max_connections, "connection cap");
+    let permits = Arc::new(Semaphore::new(max_connections));
     let overflow = Arc::new(Semaphore::new(OVERFLOW_ANSWERS));
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
@@ -490,6 +498,24 @@ impl HttpBody for DeadlineBody {
 /// children's pipes, files. A rough reserve, only for the warning below.
 const DESCRIPTOR_RESERVE: u64 = 128;
 
+/// The connection cap when none is configured: the descriptor limit less a reserve for upstream
+/// connections, MCP children's pipes and files (a quarter of the limit, at least 128 when the
+/// limit allows), at most 1024. A cap equal to the limit (1024 under a container's usual
+/// `nofile` of 1024) let idle clients take every descriptor, and then no call could open its
+/// upstream connection.
+fn default_max_connections() -> usize {
+    use nix::sys::resource::{Resource, getrlimit};
+
+    let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    cap_for_descriptors(soft)
+}
+
+fn cap_for_descriptors(limit: u64) -> usize {
+    let reserve = (limit / 4).max(DESCRIPTOR_RESERVE.min(limit / 2));
+    let cap = limit.saturating_sub(reserve).clamp(1, 1024);
+    usize::try_from(cap).unwrap_or(1024)
+}
+
 /// Warns when the connection cap cannot be reached before the descriptor limit: then `EMFILE`,
 /// not the cap, refuses clients (the loop survives it, but answers nobody meanwhile).
 fn warn_if_cap_exceeds_descriptors(max_connections: usize) {
@@ -534,7 +560,7 @@ mod tests {
         let limits: ConnectionLimits =
             serde_yaml::from_str("header_read_timeout_secs: 2.5\nmax_connections: 7\n").unwrap();
         assert_eq!(limits.header_read_timeout, Duration::from_millis(2500));
-        assert_eq!(limits.max_connections, 7);
+        assert_eq!(limits.max_connections, Some(7));
         assert_eq!(
             limits.idle_timeout,
             ConnectionLimits::default().idle_timeout
@@ -546,10 +572,19 @@ mod tests {
     #[test]
     fn issue_8_zero_limits_are_refused() {
         let limits = ConnectionLimits {
-            max_connections: 0,
+            max_connections: Some(0),
             ..ConnectionLimits::default()
         };
         assert!(limits.check().is_err());
         assert!(ConnectionLimits::default().check().is_ok());
+    }
+
+    #[test]
+    fn the_default_cap_leaves_descriptors_for_upstreams() {
+        assert_eq!(cap_for_descriptors(1024), 768);
+        assert_eq!(cap_for_descriptors(20_000), 1024);
+        assert_eq!(cap_for_descriptors(256), 128);
+        assert_eq!(cap_for_descriptors(128), 64);
+        assert_eq!(cap_for_descriptors(1), 1);
     }
 }

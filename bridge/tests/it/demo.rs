@@ -82,3 +82,66 @@ async fn a_closed_stdout_does_not_stop_the_bridge() {
         .unwrap();
     assert!(exit.success(), "exit status {exit}");
 }
+
+/// Issue 25, item 13: under a 1,024-descriptor limit (as many container runtimes set it), idle
+/// clients cannot take every descriptor: the default connection cap is derived from the limit,
+/// so a call on a connection already open still gets its upstream connection.
+#[tokio::test]
+async fn idle_connections_leave_descriptors_for_calls_under_a_low_limit() {
+    let mut command = tokio::process::Command::new("prlimit");
+    command
+        .args(["--nofile=1024:1024", "--", crate::binary::BIN])
+        .args(["demo", "--listen", "127.0.0.1:0"])
+        .current_dir(crate::binary::repo_root())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("prlimit (util-linux)");
+    let lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut demo = Running {
+        child,
+        lines,
+        seen: Vec::new(),
+    };
+    let url = demo.url().await;
+    // One keep-alive connection, accepted before the crowd.
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(1)
+        .build()
+        .unwrap();
+    assert_eq!(
+        http.get(format!("{url}/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let addr = url.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..1100 {
+        match tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            tokio::net::TcpStream::connect(&addr),
+        )
+        .await
+        {
+            Ok(Ok(stream)) => idle.push(stream),
+            _ => break,
+        }
+    }
+    // Let the bridge accept what it will.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let answer: serde_json::Value = http
+        .post(format!("{url}/tools/call"))
+        .json(&serde_json::json!({"tool_id": "DemoNotes.ListNotes", "input": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["success"], true, "{answer}");
+    drop(idle);
+    demo.interrupt().await;
+}

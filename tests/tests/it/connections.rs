@@ -28,7 +28,7 @@ fn limits() -> ConnectionLimits {
         header_read_timeout: Duration::from_secs(1),
         body_read_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(1),
-        max_connections: 64,
+        max_connections: Some(64),
         shutdown_timeout: Duration::from_secs(1),
     }
 }
@@ -205,7 +205,7 @@ async fn issue_8_connections_beyond_the_cap_are_refused_and_capacity_returns() {
     let b = bridge(ConnectionLimits {
         header_read_timeout: Duration::from_secs(600),
         idle_timeout: Duration::from_secs(600),
-        max_connections: CAP,
+        max_connections: Some(CAP),
         ..limits()
     })
     .await;
@@ -370,7 +370,7 @@ fn descriptor_child() {
         .unwrap();
     runtime.block_on(async {
         let b = bridge(ConnectionLimits {
-            max_connections: 100_000,
+            max_connections: Some(100_000),
             ..limits()
         })
         .await;
