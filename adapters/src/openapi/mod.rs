@@ -99,8 +99,14 @@ impl OpenApiAdapter {
     /// URLs, reading credentials or building a client: for commands that inspect a document
     /// and call nothing. Tools secured by a scheme in `config.credentials` are mapped as
     /// bridge-supplied, as `build` would.
+    ///
+    /// Operations whose server serving would refuse (a link-local or metadata host) are
+    /// skipped here too, with the same diagnostic, so `check` reports what serving does.
     pub async fn map(config: &OpenApiConfig) -> Result<Mapped<MappedTool>, AdapterError> {
-        Ok(load_and_map(config).await?.0)
+        let (mut mapped, url) = load_and_map(config).await?;
+        let bases = BaseResolver::new(config, url.as_ref())?;
+        skip_refused_hosts(&bases, &mut mapped)?;
+        Ok(mapped)
     }
 
     /// Builds an adapter from tools already mapped (by `map_document`, or by hand in tests and
@@ -113,6 +119,7 @@ impl OpenApiAdapter {
         document_url: Option<&Url>,
     ) -> Result<Self, AdapterError> {
         let bases = BaseResolver::new(config, document_url)?;
+        skip_refused_hosts(&bases, &mut mapped)?;
         let mut bridge_credentials = BTreeMap::new();
         for (scheme, credential) in &config.credentials {
             bridge_credentials.insert(scheme.clone(), credential.read(scheme)?);
@@ -122,8 +129,6 @@ impl OpenApiAdapter {
         // Scheme name -> whether some operation sends it as HTTP Basic.
         let mut used_schemes = BTreeMap::new();
         let mut kept = Vec::with_capacity(mapped.tools.len());
-        let mut refused = None;
-        let mut http_kept = 0usize;
         for tool in std::mem::take(&mut mapped.tools) {
             let Target::Http(plan) = &tool.target else {
                 kept.push(tool);
@@ -134,21 +139,10 @@ impl OpenApiAdapter {
                 *used_schemes.entry(usage.scheme.clone()).or_insert(false) |= basic;
             }
             let base = bases.resolve(plan).map_err(AdapterError::setup)?;
-            if let Some(reason) = bases.refuses(&base) {
-                mapped.diagnostics.push(Diagnostic::new(
-                    Severity::Skipped,
-                    Some(&plan.operation),
-                    None,
-                    reason.clone(),
-                ));
-                refused.get_or_insert(reason);
-                continue;
-            }
             match CompiledPlan::new(Arc::clone(plan), &base) {
                 Ok(compiled) => {
                     plans.insert(Arc::as_ptr(plan).addr(), compiled);
                     kept.push(tool);
-                    http_kept += 1;
                 }
                 Err(reason) => mapped.diagnostics.push(Diagnostic::new(
                     Severity::Skipped,
@@ -159,11 +153,6 @@ impl OpenApiAdapter {
             }
         }
         mapped.tools = kept;
-        if let Some(reason) = refused.filter(|_| http_kept == 0) {
-            return Err(AdapterError::setup(format!(
-                "every operation of the document was refused; the first: {reason}"
-            )));
-        }
         let mut forms = Forms::default();
         for (scheme, secret) in &bridge_credentials {
             match used_schemes.get(scheme) {
@@ -257,6 +246,42 @@ impl Adapter for OpenApiAdapter {
 }
 
 /// Loads the document and maps it; also returns the document's URL when it was fetched.
+/// Drops the operations whose server is a host the document may not choose (see
+/// [`BaseResolver::refuses`]), each with a `Skipped` diagnostic naming it; a document all of
+/// whose operations are refused is an error.
+fn skip_refused_hosts(
+    bases: &BaseResolver,
+    mapped: &mut Mapped<MappedTool>,
+) -> Result<(), AdapterError> {
+    let mut refused = None;
+    let mut http_kept = 0usize;
+    let mut kept = Vec::with_capacity(mapped.tools.len());
+    for tool in std::mem::take(&mut mapped.tools) {
+        if let Target::Http(plan) = &tool.target {
+            let base = bases.resolve(plan).map_err(AdapterError::setup)?;
+            if let Some(reason) = bases.refuses(&base) {
+                mapped.diagnostics.push(Diagnostic::new(
+                    Severity::Skipped,
+                    Some(&plan.operation),
+                    None,
+                    reason.clone(),
+                ));
+                refused.get_or_insert(reason);
+                continue;
+            }
+            http_kept += 1;
+        }
+        kept.push(tool);
+    }
+    mapped.tools = kept;
+    match refused.filter(|_| http_kept == 0) {
+        Some(reason) => Err(AdapterError::setup(format!(
+            "every operation of the document was refused; the first: {reason}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 async fn load_and_map(
     config: &OpenApiConfig,
 ) -> Result<(Mapped<MappedTool>, Option<Url>), AdapterError> {

@@ -175,3 +175,23 @@ async fn issue_8_a_redirect_to_the_metadata_address_is_not_followed() {
         "{body:?}"
     );
 }
+
+/// Issue 25, item 13: `otc-bridge check` reports what serving refuses: the operations whose
+/// server is link-local or a metadata host are skipped in its report too (it said `skipped: 0`).
+#[test]
+fn check_reports_the_servers_serving_refuses() {
+    let output = std::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
+        .args(["check", "--openapi"])
+        .arg(upstream_http::misconfigured_document_path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    for operation in ["GET /aws", "GET /aws-v6", "GET /link-local-v6", "GET /gcp"] {
+        assert!(
+            report.contains(&format!("skipped: {operation}: the server URL")),
+            "{operation} not reported: {report}"
+        );
+    }
+    assert!(!report.contains("skipped: 0"), "{report}");
+}
