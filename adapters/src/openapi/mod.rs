@@ -258,8 +258,13 @@ fn skip_refused_hosts(
     let mut kept = Vec::with_capacity(mapped.tools.len());
     for tool in std::mem::take(&mut mapped.tools) {
         if let Target::Http(plan) = &tool.target {
-            let base = bases.resolve(plan).map_err(AdapterError::setup)?;
-            if let Some(reason) = bases.refuses(&base) {
+            // A base that cannot be resolved (no absolute server URL) is the build's error to
+            // report, with its own message; only a resolved host can be refused.
+            if let Some(reason) = bases
+                .resolve(plan)
+                .ok()
+                .and_then(|base| bases.refuses(&base))
+            {
                 mapped.diagnostics.push(Diagnostic::new(
                     Severity::Skipped,
                     Some(&plan.operation),
