@@ -32,6 +32,7 @@ use async_trait::async_trait;
 use otc_mappings::openapi::{
     CredentialPlacement, MapOptions, RequestPlan, map_parsed, parse_document,
 };
+use otc_mappings::otc::ToolId;
 use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
 use reqwest::Client;
 use serde_json::Value;
@@ -63,9 +64,9 @@ pub struct OpenApiAdapter {
     name: String,
     client: Client,
     mapped: Mapped<MappedTool>,
-    /// Compiled plans, keyed by the address of the plan they were compiled from (the `Arc`s in
-    /// `mapped`, which live as long as the adapter, so addresses are stable and unique).
-    plans: HashMap<usize, CompiledPlan>,
+    /// Compiled plans, keyed by the id of the tool they serve; a call whose plan is not the one
+    /// compiled (a caller-built tool) is compiled on the spot.
+    plans: HashMap<ToolId, CompiledPlan>,
     bases: BaseResolver,
     bridge_credentials: BTreeMap<String, Secret>,
     /// Scrubs the bridge's credentials (every form) from success values.
@@ -141,7 +142,7 @@ impl OpenApiAdapter {
             let base = bases.resolve(plan).map_err(AdapterError::setup)?;
             match CompiledPlan::new(Arc::clone(plan), &base) {
                 Ok(compiled) => {
-                    plans.insert(Arc::as_ptr(plan).addr(), compiled);
+                    plans.insert(tool.definition.id.clone(), compiled);
                     kept.push(tool);
                 }
                 Err(reason) => mapped.diagnostics.push(Diagnostic::new(
@@ -203,7 +204,7 @@ impl Adapter for OpenApiAdapter {
         // A plan this adapter did not list (a caller-built one) is compiled for the same
         // upstream on the spot.
         let compiled_here;
-        let compiled = match self.plans.get(&Arc::as_ptr(plan).addr()) {
+        let compiled = match self.plans.get(&call.tool.definition.id) {
             Some(compiled) if Arc::ptr_eq(&compiled.plan, plan) => compiled,
             _ => {
                 let base = self.bases.resolve(plan).map_err(AdapterError::setup)?;
