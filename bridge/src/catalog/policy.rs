@@ -64,6 +64,34 @@ pub struct SourcePolicy {
     pub context_headers: Vec<(String, http::HeaderName)>,
     /// The lockfile and what a change does, when the bridge runs with one.
     pub pins: Option<Pins>,
+    /// Calls of the source in flight (see [`SourcePolicy::drained`]).
+    in_flight: InFlight,
+}
+
+/// A count of calls in flight that can be waited on until it is zero.
+#[derive(Debug, Clone)]
+struct InFlight(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Default for InFlight {
+    fn default() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(0)))
+    }
+}
+
+/// One call counted in flight until dropped.
+struct Counted<'a>(&'a InFlight);
+
+impl<'a> Counted<'a> {
+    fn new(in_flight: &'a InFlight) -> Self {
+        in_flight.0.send_modify(|n| *n += 1);
+        Self(in_flight)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl SourceOptions {
@@ -128,6 +156,7 @@ impl SourceOptions {
             timeout: self.timeout_secs.map(Duration::from_secs),
             permits: self.max_concurrency.map(|n| Arc::new(Semaphore::new(n))),
             pins: None,
+            in_flight: InFlight::default(),
         })
     }
 }
@@ -200,6 +229,7 @@ impl SourcePolicy {
         call: impl Future<Output = Result<T, AdapterError>>,
     ) -> Result<T, AdapterError> {
         let timeout = self.timeout.unwrap_or(default_timeout);
+        let _counted = Counted::new(&self.in_flight);
         let limited = async {
             let _permit = match &self.permits {
                 Some(permits) => permits.acquire().await.ok(),
@@ -211,6 +241,15 @@ impl SourcePolicy {
             .await
             .unwrap_or(Err(AdapterError::Timeout { elapsed: timeout }))
     }
+
+    /// Waits until no call of the source is in flight, or `deadline` passed; whether it drained.
+    /// A reload stops a source it removed once this returns.
+    pub async fn drained(&self, deadline: Duration) -> bool {
+        let mut count = self.in_flight.0.subscribe();
+        tokio::time::timeout(deadline, count.wait_for(|n| *n == 0))
+            .await
+            .is_ok_and(|waited| waited.is_ok())
+    }
 }
 
 #[cfg(test)]
@@ -219,6 +258,38 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Issue 23, part 2.5: a reload drains a removed source on its count of calls in flight,
+    /// not on how many hold its adapter (a catalog kept by anything else held it to the deadline).
+    #[tokio::test]
+    async fn drained_waits_for_the_calls_in_flight_and_no_longer() {
+        let policy = Arc::new(SourcePolicy::default());
+        assert!(policy.drained(Duration::from_millis(10)).await, "idle");
+        let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+        let call = {
+            let policy = Arc::clone(&policy);
+            tokio::spawn(async move {
+                policy
+                    .forward(Duration::from_secs(30), async {
+                        let _ = finished.await;
+                        Ok::<_, AdapterError>(())
+                    })
+                    .await
+            })
+        };
+        tokio::task::yield_now().await;
+        assert!(
+            !policy.drained(Duration::from_millis(50)).await,
+            "drained with a call in flight"
+        );
+        let waiting = {
+            let policy = Arc::clone(&policy);
+            tokio::spawn(async move { policy.drained(Duration::from_secs(10)).await })
+        };
+        finish.send(()).unwrap();
+        call.await.unwrap().unwrap();
+        assert!(waiting.await.unwrap(), "not drained once the call finished");
+    }
 
     fn tool(name: &str) -> MappedTool {
         let v = ToolVersion::new(1, 0, 0);

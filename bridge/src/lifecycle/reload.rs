@@ -138,32 +138,20 @@ impl Reloader {
             ));
         }
 
-        // The new catalog, in configuration order: running sources as they are, new ones as
-        // just listed.
-        let current = self.catalog.current();
-        let mut tools: Vec<SourceTools> = Vec::new();
+        // Which adapter serves each wanted source, in configuration order: running ones as they
+        // are, new ones as just started.
         let mut running = Vec::new();
         let mut old = std::mem::take(&mut self.running);
         for source in wanted {
             if reloaded.unchanged.contains(&source.name) {
-                let Some(index) = old.iter().position(|r| r.source.name == source.name) else {
-                    continue;
-                };
-                let kept = old.remove(index);
-                if let Some(listed) = current
-                    .sources()
-                    .iter()
-                    .find(|t| Arc::ptr_eq(&t.adapter, &kept.adapter))
-                {
-                    tools.push(listed.clone());
+                if let Some(index) = old.iter().position(|r| r.source.name == source.name) {
+                    running.push(old.remove(index));
                 }
-                running.push(kept);
             } else if let Some(listed) = started
                 .sources()
                 .iter()
                 .find(|t| t.adapter.name() == source.name)
             {
-                tools.push(listed.clone());
                 running.push(Running {
                     source: source.clone(),
                     adapter: Arc::clone(&listed.adapter),
@@ -171,11 +159,25 @@ impl Reloader {
                 });
             }
         }
-        let next = Catalog::new(tools);
-        for duplicate in &next.duplicates {
+        // The new catalog, built from the catalog as it is at the swap (under the update's
+        // lock): a running source's list refreshed meanwhile (an MCP `list_changed`) is kept.
+        self.catalog.update(|current| {
+            let tools = running
+                .iter()
+                .filter_map(|entry| {
+                    current
+                        .sources()
+                        .iter()
+                        .chain(started.sources())
+                        .find(|t| Arc::ptr_eq(&t.adapter, &entry.adapter))
+                        .cloned()
+                })
+                .collect::<Vec<SourceTools>>();
+            Catalog::new(tools)
+        });
+        for duplicate in &self.catalog.current().duplicates {
             tracing::warn!(diagnostic = %duplicate, "Duplicate tool id.");
         }
-        self.catalog.update(|_| next);
         // New sources' lists are kept fresh from now on, against the new catalog.
         let now = self.catalog.current();
         for entry in &mut running {
@@ -189,7 +191,6 @@ impl Reloader {
             }
         }
         self.running = running;
-        drop(current);
         drop(now);
 
         // What left the catalog stops once its calls are done.
@@ -200,10 +201,9 @@ impl Reloader {
             let drain = self.drain;
             tokio::spawn(async move {
                 let adapter = gone.adapter;
-                let deadline = tokio::time::Instant::now() + drain;
-                // Each call in flight holds the catalog it started with, and so the adapter.
-                while Arc::strong_count(&adapter) > 1 && tokio::time::Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                // Its calls are counted by its policy, which every one of its entries shares.
+                if !gone.source.policy().drained(drain).await {
+                    tracing::warn!(source = %adapter.name(), "Stopping a source with calls still in flight (the reload's drain deadline passed).");
                 }
                 adapter.shutdown().await;
                 tracing::info!(source = %adapter.name(), "Source stopped (reload).");
