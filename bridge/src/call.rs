@@ -35,6 +35,10 @@ pub struct Call {
     /// The caller's W3C trace context (a `traceparent` header or `_meta` field), read by the
     /// edge only when traces are on.
     pub trace_context: Option<otc_adapters::TraceContext>,
+    /// The tool `request.tool_id` names in the catalog the call runs against, when the edge
+    /// resolved it already (the MCP edge does, to read the headers its source wants): the call
+    /// is not resolved a second time.
+    pub entry: Option<Arc<Entry>>,
 }
 
 /// A call that reached its tool (or was answered as if it had).
@@ -139,11 +143,15 @@ async fn run(
         request,
         input_errors,
         trace_context: _,
+        entry: resolved,
     } = call;
     if request.tool_id.is_empty() {
         return Err(ApiError::MissingToolId);
     }
-    let entry = resolve(catalog, &request.tool_id)?;
+    let entry = match &resolved {
+        Some(entry) => entry,
+        None => resolve(catalog, &request.tool_id)?,
+    };
     counted.entry = Some(Arc::clone(entry));
     if let Some(span) = &counted.span {
         span.tool(entry);

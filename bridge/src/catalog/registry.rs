@@ -172,8 +172,9 @@ pub struct Catalog {
     /// `name` (the OTC `Toolkit_Tool` name) → the highest version, for MCP hosts that call
     /// catalog tools by name; built on first use.
     by_otc_name: OnceLock<HashMap<String, Arc<Entry>>>,
-    /// The search index over `latest`, built on the first search (an OTC-only server never
-    /// pays for it) and dropped with this catalog, so it always matches the tools served.
+    /// The search index over `latest`, built on a blocking thread when the catalog is swapped
+    /// in ([`SharedCatalog`]), off every request's path (a search that arrives first waits for
+    /// it), and dropped with this catalog, so it always matches the tools served.
     search: OnceLock<SearchIndex>,
     /// The semantic ranker's vectors of `latest` (same positions), set by the background task
     /// of [`super::semantic::Semantic`] once every tool has one; until then search is lexical.
@@ -523,8 +524,10 @@ struct Shared {
 impl SharedCatalog {
     /// Wraps a catalog.
     pub fn new(catalog: Catalog) -> Self {
+        let catalog = Arc::new(catalog);
+        index_in_background(&catalog);
         Self(Arc::new(Shared {
-            current: ArcSwap::from_pointee(catalog),
+            current: ArcSwap::new(catalog),
             changed: tokio::sync::watch::Sender::new(()),
             updating: Mutex::new(()),
         }))
@@ -548,8 +551,83 @@ impl SharedCatalog {
             .updating
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let next = change(&self.0.current.load());
-        self.0.current.store(Arc::new(next));
+        let next = Arc::new(change(&self.0.current.load()));
+        index_in_background(&next);
+        self.0.current.store(next);
         self.0.changed.send_replace(());
+    }
+}
+
+/// Builds `catalog`'s search index on a blocking thread, so no request builds it (one that
+/// arrives first waits on the build in progress). Outside a runtime (a one-shot command, a test)
+/// it is built when first asked for.
+fn index_in_background(catalog: &Arc<Catalog>) {
+    if catalog.latest.is_empty() {
+        return;
+    }
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let catalog = Arc::clone(catalog);
+        runtime.spawn_blocking(move || {
+            catalog.search_index();
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use otc_adapters::Adapter as _;
+    use otc_adapters::fake::FakeAdapter;
+    use otc_mappings::otc::{ToolId, ToolVersion};
+    use serde_json::json;
+
+    use super::*;
+
+    fn catalog(tools: &[&str]) -> Catalog {
+        let mut adapter = FakeAdapter::new("kit");
+        for tool in tools {
+            let v = ToolVersion::new(1, 0, 0);
+            let definition = ToolDefinition {
+                id: ToolId::exact("Kit", *tool, v),
+                name: format!("Kit_{tool}"),
+                description: format!("{tool} things"),
+                version: v,
+                input_schema: json!({}).into(),
+                output_schema: None,
+                requirements: None,
+            };
+            adapter = adapter.tool(definition, |_| Ok(json!(null)));
+        }
+        let mapped = futures::executor::block_on(adapter.list_tools())
+            .unwrap()
+            .tools;
+        let source = SourceTools::compile(
+            Arc::new(adapter),
+            Arc::new(SourcePolicy::default()),
+            mapped,
+            &mut Vec::new(),
+        );
+        Catalog::new(vec![source])
+    }
+
+    async fn indexed(catalog: &Catalog) -> bool {
+        for _ in 0..500 {
+            if catalog.search.get().is_some() {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        false
+    }
+
+    /// Issue 23, part 2.5: the search index is built when a catalog is swapped in, on a
+    /// blocking thread, not by the first search (or `Tool not found`) inside its request.
+    #[tokio::test]
+    async fn the_search_index_is_built_when_a_catalog_is_swapped_in() {
+        let shared = SharedCatalog::new(catalog(&["Forecast", "Translate"]));
+        assert!(indexed(&shared.current()).await, "not built at start");
+        shared.update(|_| catalog(&["Forecast", "Translate", "Invoice"]));
+        let next = shared.current();
+        assert!(indexed(&next).await, "not built after the swap");
+        assert_eq!(next.latest().len(), 3);
     }
 }

@@ -184,6 +184,8 @@ impl FromRequest<AppState> for CallEnvelope {
                     .traces
                     .as_ref()
                     .and_then(|_| crate::telemetry::traces::from_headers(&parts.headers)),
+                // Resolved by the call itself, against the catalog it runs with.
+                entry: None,
             },
         })
     }

@@ -320,8 +320,11 @@ pub async fn call_path(
     path: String,
     arguments: Value,
 ) -> CallToolResult {
-    let context = call::resolve(catalog, &path)
-        .ok()
+    // Resolved once, here: the call reuses it (a path that names nothing is refused inside
+    // `call::call`, with the suggestions).
+    let entry = call::resolve(catalog, &path).ok().cloned();
+    let context = entry
+        .as_ref()
         .and_then(|entry| credentials::context(entry, headers));
     let request = CallToolRequest {
         tool_id: path.clone(),
@@ -345,6 +348,7 @@ pub async fn call_path(
         Call {
             request,
             trace_context,
+            entry,
             ..Default::default()
         },
     )
