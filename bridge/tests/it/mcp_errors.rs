@@ -1,0 +1,49 @@
+//! What an MCP host gets for a message the bridge cannot take (issue 25, item 12): a JSON-RPC
+//! error in the protocol's shape, over `POST /mcp` and over `otc-bridge mcp`'s stdio, never
+//! plain text and never silence.
+
+use serde_json::{Value, json};
+
+use crate::binary::Running;
+
+/// Posts `body` to `url` as an MCP host would (JSON, both media types accepted).
+async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, String, String) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, content_type, response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn issue_25_search_tools_cuts_a_long_toolkit_when_echoing_it() {
+    let mut demo = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);
+    let url = format!("{}/mcp", demo.url().await);
+    let toolkit = "k".repeat(100_000);
+    let search = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search_tools", "arguments": {"query": "pets", "toolkit": toolkit}}});
+    let (status, _, text) = post(&url, search.to_string()).await;
+    assert_eq!(status, 200);
+    let reply: Value = serde_json::from_str(&text).unwrap();
+    let said = reply["result"]["content"][0]["text"].as_str().unwrap();
+    let head = &said[..said.len().min(300)];
+    assert!(said.starts_with("No tool matches"), "{head}");
+    assert!(said.contains("(100000 bytes)"), "{head}");
+    assert!(
+        text.len() < 2_000,
+        "the toolkit is echoed whole: {} bytes",
+        text.len()
+    );
+    demo.interrupt().await;
+}
