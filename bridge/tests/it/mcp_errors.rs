@@ -26,6 +26,43 @@ async fn post(url: &str, body: impl Into<reqwest::Body>) -> (u16, String, String
     (status, content_type, response.text().await.unwrap())
 }
 
+/// Checks that `text` is a JSON-RPC error with `code` for `id`; returns its message.
+#[track_caller]
+fn error_of(text: &str, code: i64, id: &Value) -> String {
+    let reply: Value = serde_json::from_str(text).unwrap_or_else(|e| {
+        panic!(
+            "not a JSON-RPC message ({e}): {}",
+            &text[..text.len().min(300)]
+        )
+    });
+    assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+    assert_eq!(&reply["id"], id, "{reply}");
+    assert!(reply.get("result").is_none(), "{reply}");
+    assert_eq!(reply["error"]["code"], code, "{reply}");
+    reply["error"]["message"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn issue_25_tools_call_without_a_name_is_invalid_params() {
+    let mut demo = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);
+    let url = format!("{}/mcp", demo.url().await);
+    let nameless = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"arguments": {}}});
+    let (status, _, text) = post(&url, nameless.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    let message = error_of(&text, -32602, &json!(1));
+    assert!(
+        message.contains("tools/call") && message.contains("name"),
+        "{message}"
+    );
+
+    // A method nobody defines is still Method not found.
+    let unknown = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/frobnicate", "params": {}});
+    let (_, _, text) = post(&url, unknown.to_string()).await;
+    error_of(&text, -32601, &json!(2));
+    demo.interrupt().await;
+}
+
 #[tokio::test]
 async fn issue_25_search_tools_cuts_a_long_toolkit_when_echoing_it() {
     let mut demo = Running::spawn(&["demo", "--listen", "127.0.0.1:0"], &[]);

@@ -9,8 +9,8 @@
 //!   stateless, JSON responses; behind the same guard and authentication as the OTC routes)
 //!   and `otc-bridge mcp` on stdio ([`serve_stdio`]).
 //! - Both protocol eras: `initialize` (2025-11-25 and older) and the 2026-07-28 stateless
-//!   lifecycle (`server/discover`, `_meta` on every request) are rmcp's; nothing here speaks
-//!   JSON-RPC by hand.
+//!   lifecycle (`server/discover`, `_meta` on every request) are rmcp's; [`rpc`] only shapes
+//!   the JSON-RPC errors for what rmcp could not type.
 //!
 //! Every call goes through [`crate::call::call`], the code path of `POST /tools/call`; only the
 //! rendering differs, and failures become results with `isError: true` whose words come from
@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use otc_adapters::TraceContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -34,6 +34,7 @@ use crate::catalog::registry::SharedCatalog;
 
 mod credentials;
 pub mod meta;
+mod rpc;
 
 /// What an MCP host is shown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -189,6 +190,16 @@ impl ServerHandler for CatalogServer {
             },
         };
         Ok(result.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // The bridge defines no methods of its own: whatever comes here is a defined method
+        // whose params did not parse, or an unknown one.
+        Err(rpc::unparsed(&request))
     }
 
     fn accepted_subscription_filter(
