@@ -5,7 +5,7 @@
 //!   (`search_tools`, `read_tool`, `call_tool`, in [`meta`]) instead of the catalog, because
 //!   hosts cap and pay for every listed tool; with [`Expose::All`] every catalog tool is listed
 //!   too, under its OTC `name`.
-//! - Two ways in: `POST /mcp` on the bridge's listener ([`http_service`]: streamable HTTP,
+//! - Two ways in: `POST /mcp` on the bridge's listener ([`http_routes`]: streamable HTTP,
 //!   stateless, JSON responses; behind the same guard and authentication as the OTC routes)
 //!   and `otc-bridge mcp` on stdio ([`serve_stdio`]).
 //! - Both protocol eras: `initialize` (2025-11-25 and older) and the 2026-07-28 stateless
@@ -33,6 +33,7 @@ use serde::Deserialize;
 use crate::catalog::registry::SharedCatalog;
 
 mod credentials;
+mod http_refusals;
 pub mod meta;
 mod rpc;
 
@@ -226,24 +227,27 @@ impl ServerHandler for CatalogServer {
     }
 }
 
-/// `POST /mcp`: streamable HTTP, stateless (no session to keep or lose), JSON responses.
-/// `Host`/`Origin` checks and authentication are the bridge's own, applied by the router
-/// around it (one guard for both edges), so rmcp's own Host check is off.
-pub fn http_service(
+/// `POST /mcp`: streamable HTTP, stateless (no session to keep or lose), JSON responses, and
+/// JSON-RPC errors for bodies rmcp cannot read ([`http_refusals`]). `Host`/`Origin` checks and
+/// authentication are the bridge's own, applied by the router around it (one guard for both
+/// edges), so rmcp's own Host check is off.
+pub fn http_routes<S: Clone + Send + Sync + 'static>(
     server: CatalogServer,
     max_body_bytes: usize,
-) -> StreamableHttpService<CatalogServer, LocalSessionManager> {
+) -> axum::Router<S> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_max_request_body_bytes(max_body_bytes)
         .disable_allowed_hosts();
-    StreamableHttpService::new(
+    let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
-    )
+    );
+    let refusals = axum::middleware::from_fn_with_state(max_body_bytes, http_refusals::refusals);
+    axum::Router::new().route_service("/mcp", tower::Layer::layer(&refusals, service))
 }
 
 /// Serves `server` on stdin/stdout until the host closes stdin. In [`Expose::All`] mode the

@@ -1,9 +1,14 @@
-//! JSON-RPC errors in the protocol's shapes for what rmcp could not type (issue 25, item 12).
+//! JSON-RPC errors in the protocol's shapes for what rmcp could not read or type (issue 25,
+//! item 12), on both ways in.
 //!
-//! rmcp parses a request's params together with its method; when they do not parse it hands the
-//! request over as a custom one, whose default answer is `-32601 Method not found`: wrong for a
-//! `tools/call` without a `name`. [`unparsed`] tells the two apart.
+//! - A message that is no JSON, or JSON but no JSON-RPC message, or over the size limit, is one
+//!   rmcp refuses in plain text (HTTP) or drops (its stdio): [`malformed`] and [`too_large`] are
+//!   the errors answering it instead, for its `id` when that can be read, else `null`.
+//! - rmcp parses a request's params together with its method; when they do not parse it hands
+//!   the request over as a custom one, whose default answer is `-32601 Method not found`: wrong
+//!   for a `tools/call` without a `name`. [`unparsed`] tells the two apart.
 
+use otc_adapters::mcp::TopLevel;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequest, CancelTaskRequest, CompleteRequest, ConstString, CustomRequest,
@@ -14,7 +19,71 @@ use rmcp::model::{
     UpdateTaskRequest,
 };
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+/// The error answering `message`, which did not parse as a JSON-RPC message: `-32700 Parse
+/// error` when it is no JSON (or nested too deep to read), `-32600 Invalid Request` when it is
+/// JSON of another shape.
+pub(crate) fn malformed(message: &[u8]) -> Value {
+    match serde_json::from_slice::<Value>(message) {
+        Ok(value) => {
+            let id = value
+                .get("id")
+                .filter(|id| id.is_number() || id.is_string());
+            let problem = match &value {
+                Value::Object(fields) if fields.get("jsonrpc") != Some(&json!("2.0")) => {
+                    "`jsonrpc` must be \"2.0\""
+                }
+                Value::Object(_) => {
+                    "not a request, notification or response of the protocol (check `method` and \
+                     `id`)"
+                }
+                Value::Array(_) => {
+                    "a batch (a JSON array) is not accepted: send one message at a time"
+                }
+                _ => "a message is a JSON object",
+            };
+            error(
+                id,
+                ErrorCode::INVALID_REQUEST,
+                &format!("Invalid Request: {problem}."),
+            )
+        }
+        Err(parse) => {
+            // The id may still be readable: in a message nested too deep, or cut short.
+            let mut scan = TopLevel::default();
+            scan.feed(message);
+            error(
+                scan.id().as_ref(),
+                ErrorCode::PARSE_ERROR,
+                &format!("Parse error: {parse}."),
+            )
+        }
+    }
+}
+
+/// The error answering a message over `limit` bytes, for `id` when it was read.
+pub(crate) fn too_large(id: Option<&Value>, limit: usize) -> Value {
+    error(
+        id,
+        ErrorCode::INVALID_REQUEST,
+        &format!("Invalid Request: the message is larger than the limit of {limit} bytes."),
+    )
+}
+
+/// The error answering a message that could not be read at all (`why`).
+pub(crate) fn unreadable(why: &str) -> Value {
+    error(
+        None,
+        ErrorCode::PARSE_ERROR,
+        &format!("Parse error: {why}."),
+    )
+}
+
+/// A JSON-RPC error response; `id` `None` is `null`, as JSON-RPC wants when the id is unknown.
+fn error(id: Option<&Value>, code: ErrorCode, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code.0, "message": message}})
+}
 
 /// The answer to a request rmcp could not type: `-32602 Invalid params` saying what is wrong
 /// when the protocol defines its method, `-32601 Method not found` otherwise.
@@ -112,6 +181,40 @@ mod tests {
 
     fn custom(method: &str, params: Value) -> CustomRequest {
         CustomRequest::new(method, Some(params))
+    }
+
+    #[test]
+    fn issue_25_malformed_messages_are_told_apart_and_keep_their_id() {
+        let cases: [(&[u8], i32, Value); 6] = [
+            (b"not json", -32700, Value::Null),
+            (br#"{"id": 4, "method": "ping""#, -32700, json!(4)),
+            (br#"{"id": "a", "hello": 1}"#, -32600, json!("a")),
+            (
+                br#"{"jsonrpc": "2.0", "id": {}, "method": 1}"#,
+                -32600,
+                Value::Null,
+            ),
+            (b"[1, 2]", -32600, Value::Null),
+            (b"42", -32600, Value::Null),
+        ];
+        for (message, code, id) in cases {
+            let error = malformed(message);
+            assert_eq!(error["error"]["code"], code, "{error}");
+            assert_eq!(error["id"], id, "{error}");
+            assert_eq!(error["jsonrpc"], "2.0");
+        }
+        let deep = format!(r#"{{"id":9,"params":{}}}"#, "[".repeat(1000));
+        let error = malformed(deep.as_bytes());
+        assert_eq!(
+            (error["error"]["code"].clone(), error["id"].clone()),
+            (json!(-32700), json!(9))
+        );
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("recursion limit")
+        );
     }
 
     #[test]
