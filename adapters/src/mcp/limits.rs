@@ -192,13 +192,15 @@ impl TopLevel {
         (id.is_number() || id.is_string()).then_some(id)
     }
 
-    /// The `id` of the response seen so far, if it is one (has `result` or `error`, no
-    /// `method`) and its `id` has been read whole.
+    /// Whether the message seen so far is a response: `result` or `error` at its top level, no
+    /// `method`.
+    pub fn is_response(&self) -> bool {
+        self.saw_result && !self.saw_method
+    }
+
+    /// The `id` of the response seen so far, if it is one and its `id` has been read whole.
     pub(crate) fn response_id(&self) -> Option<Value> {
-        if !self.saw_result || self.saw_method {
-            return None;
-        }
-        self.id()
+        self.is_response().then(|| self.id()).flatten()
     }
 }
 

@@ -2,9 +2,14 @@
 //! error in the protocol's shape, over `POST /mcp` and over `otc-bridge mcp`'s stdio, never
 //! plain text and never silence.
 
-use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::Duration;
 
-use crate::binary::Running;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::process::Command;
+
+use crate::binary::{BIN, Running};
 
 /// Nesting far past serde's 128 levels.
 const DEEP: usize = 100_000;
@@ -163,4 +168,94 @@ async fn issue_25_search_tools_cuts_a_long_toolkit_when_echoing_it() {
         text.len()
     );
     demo.interrupt().await;
+}
+
+/// `otc-bridge mcp` over the bridge's own demo MCP server.
+fn stdio_bridge() -> tokio::process::Child {
+    let upstream = format!("'{BIN}' demo-mcp-server");
+    Command::new(BIN)
+        .args(["mcp", "--mcp", &upstream, "--log-level", "warn"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn issue_25_stdio_answers_every_line_it_cannot_take_and_goes_on() {
+    let mut child = stdio_bridge();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let nameless = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"arguments": {}}});
+    let ping = json!({"jsonrpc": "2.0", "id": 12, "method": "ping"});
+    let lines = [
+        "not json".to_owned(),
+        "[1,2,3]".to_owned(),
+        r#"{"id":5,"hello":"world"}"#.to_owned(),
+        deep(6),
+        // Over 16 MiB: refused by its length, the id read from its head.
+        huge(8, 17 * 1024 * 1024),
+        // An answer that cannot be read is not answered: JSON-RPC never answers an answer.
+        r#"{"jsonrpc":"2.0","id":99,"error":{"code":"not a number"}}"#.to_owned(),
+        initialize(9).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        nameless.to_string(),
+        ping.to_string(),
+    ];
+    // Written while the answers are read: the large line fills the pipe.
+    let writer = tokio::spawn(async move {
+        for line in lines {
+            stdin.write_all(line.as_bytes()).await.unwrap();
+            stdin.write_all(b"\n").await.unwrap();
+        }
+        stdin.flush().await.unwrap();
+        stdin
+    });
+    let mut replies = Vec::new();
+    let read = async {
+        // Bad lines are answered in order, as they are read; requests may be answered in any.
+        let mut waiting = vec![json!(11), json!(12)];
+        while let Some(line) = stdout.next_line().await.unwrap() {
+            let reply: Value = serde_json::from_str(&line).unwrap();
+            waiting.retain(|id| *id != reply["id"]);
+            replies.push(line);
+            if waiting.is_empty() {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(120), read)
+        .await
+        .unwrap_or_else(|_| panic!("the bridge went silent; answered so far: {replies:?}"));
+    assert_eq!(replies.len(), 8, "{replies:#?}");
+    error_of(&replies[0], -32700, &Value::Null);
+    error_of(&replies[1], -32600, &Value::Null);
+    error_of(&replies[2], -32600, &json!(5));
+    let message = error_of(&replies[3], -32700, &json!(6));
+    assert!(message.contains("recursion limit"), "{message}");
+    let message = error_of(&replies[4], -32600, &json!(8));
+    assert!(message.contains("16777216 bytes"), "{message}");
+    let initialized: Value = serde_json::from_str(&replies[5]).unwrap();
+    assert_eq!(initialized["id"], 9);
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "otc-bridge");
+    let last: Vec<Value> = replies[6..]
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let nameless = last.iter().find(|reply| reply["id"] == 11).unwrap();
+    let message = error_of(&nameless.to_string(), -32602, &json!(11));
+    assert!(message.contains("name"), "{message}");
+    let pong = last.iter().find(|reply| reply["id"] == 12).unwrap();
+    assert_eq!(pong["result"], json!({}));
+
+    // Closing stdin ends the session cleanly.
+    drop(writer.await.unwrap());
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
 }

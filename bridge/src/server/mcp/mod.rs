@@ -36,6 +36,7 @@ mod credentials;
 mod http_refusals;
 pub mod meta;
 mod rpc;
+mod stdio;
 
 /// What an MCP host is shown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -251,12 +252,30 @@ pub fn http_routes<S: Clone + Send + Sync + 'static>(
 }
 
 /// Serves `server` on stdin/stdout until the host closes stdin. In [`Expose::All`] mode the
-/// host is told `notifications/tools/list_changed` whenever the catalog changes.
+/// host is told `notifications/tools/list_changed` whenever the catalog changes. A line that is
+/// no JSON-RPC message is answered with a JSON-RPC error ([`stdio`]).
 pub async fn serve_stdio(server: CatalogServer) -> Result<(), std::io::Error> {
     let expose = server.settings.expose;
-    let mut changes = server.catalog.changes();
+    // Subscribed before the handshake: a change while it runs is announced too.
+    let changes = server.catalog.changes();
+    let (transport, writer) = stdio::StdioServer::new(tokio::io::stdin(), tokio::io::stdout());
+    let served = serve_session(server, transport, expose, changes).await;
+    // Whatever ended the session, what was queued for the host is written before returning.
+    if let Err(error) = writer.await {
+        tracing::warn!(%error, "The writer to the MCP host failed.");
+    }
+    served
+}
+
+/// One session over `transport`, announcing catalog changes in [`Expose::All`] mode.
+async fn serve_session(
+    server: CatalogServer,
+    transport: stdio::StdioServer<tokio::io::Stdin>,
+    expose: Expose,
+    mut changes: tokio::sync::watch::Receiver<()>,
+) -> Result<(), std::io::Error> {
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(std::io::Error::other)?;
     let peer = running.peer().clone();
