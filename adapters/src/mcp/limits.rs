@@ -19,8 +19,9 @@ use serde_json::{Value, json};
 use crate::AdapterError;
 
 /// The largest message accepted from an MCP server, on every transport: rmcp's own stdio and
-/// streamable HTTP limits (16 MiB), so an answer acceptable on one is acceptable on all.
-pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// streamable HTTP limits (16 MiB), so an answer acceptable on one is acceptable on all. The
+/// bridge's own stdio edge (`otc-bridge mcp`) takes requests up to the same size.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The JSON-RPC error code of a synthesized refusal (server-defined range); the marker in `data`
 /// is what identifies it.
@@ -79,7 +80,7 @@ pub(crate) fn classify(error: &mcp::ErrorData) -> Option<AdapterError> {
 /// Scans a JSON object byte by byte for its top-level `id` and whether it is a response, without
 /// keeping more than a few bytes, so it can run over a message that is never buffered.
 #[derive(Debug, Default)]
-pub(crate) struct TopLevel {
+pub struct TopLevel {
     depth: u32,
     in_string: bool,
     escaped: bool,
@@ -100,7 +101,7 @@ const MAX_CAPTURE: usize = 256;
 
 impl TopLevel {
     /// Feeds the next bytes of the message.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+    pub fn feed(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.byte(b);
         }
@@ -184,14 +185,22 @@ impl TopLevel {
         }
     }
 
-    /// The `id` of the response seen so far, if it is one (has `result` or `error`, no
-    /// `method`) and its `id` has been read whole.
-    pub(crate) fn response_id(&self) -> Option<Value> {
-        if !self.saw_result || self.saw_method {
-            return None;
-        }
+    /// The top-level `id` seen so far, once read whole, when it can be a JSON-RPC id (a number
+    /// or a string): whatever the message is, and even when the rest of it is no JSON.
+    pub fn id(&self) -> Option<Value> {
         let id: Value = serde_json::from_slice(self.id.as_deref()?).ok()?;
         (id.is_number() || id.is_string()).then_some(id)
+    }
+
+    /// Whether the message seen so far is a response: `result` or `error` at its top level, no
+    /// `method`.
+    pub fn is_response(&self) -> bool {
+        self.saw_result && !self.saw_method
+    }
+
+    /// The `id` of the response seen so far, if it is one and its `id` has been read whole.
+    pub(crate) fn response_id(&self) -> Option<Value> {
+        self.is_response().then(|| self.id()).flatten()
     }
 }
 
@@ -218,6 +227,9 @@ mod tests {
         assert_eq!(response_id(late.as_bytes()), Some(json!("a\"b")));
         let request = r#"{"jsonrpc":"2.0","id":3,"method":"roots/list","params":{}}"#;
         assert_eq!(response_id(request.as_bytes()), None);
+        let mut scan = TopLevel::default();
+        scan.feed(request.as_bytes());
+        assert_eq!(scan.id(), Some(json!(3)));
         assert_eq!(response_id(b"not json at all"), None);
         // The head of an endless answer is enough once the id and `result` have been seen.
         let mut scan = TopLevel::default();

@@ -8,6 +8,8 @@
 //! - `sse`: the legacy HTTP+SSE transport rmcp lacks.
 //! - `stdio`, `http`, `limits`: the stdio transport, the client under streamable HTTP, and the size cap every transport shares; an answer
 //!   over it (or too deep to parse) fails its call at once instead of being dropped.
+//! - [`LineReader`] (`lines`): newline-delimited JSON-RPC read under that cap, shared with the
+//!   bridge's own stdio edge, which answers what it cannot read with JSON-RPC errors.
 //! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
 //!
 //! Translation of tool lists is pure and lives in `otc_mappings::mcp`. Calls multiplex over one
@@ -41,6 +43,7 @@ pub mod config;
 mod convert;
 mod http;
 mod limits;
+mod lines;
 mod login;
 pub mod oauth;
 mod sse;
@@ -48,6 +51,8 @@ mod stdio;
 mod supervisor;
 
 pub use config::{EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
+pub use limits::{MAX_MESSAGE_BYTES, TopLevel};
+pub use lines::{Frame, LineReader};
 pub use login::{LoginOutcome, login};
 
 use client::{Handler, Session};

@@ -88,7 +88,11 @@ fn reject(reply: Reply, error: ApiError) -> Rejection {
 
 /// Reads the body, at most `limit` bytes (a declared `Content-Length` over it is refused
 /// before reading anything).
-async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())

@@ -147,7 +147,7 @@ impl AppState {
 /// The router. Authentication guards every route but `/health`.
 pub fn app(state: AppState) -> Router {
     let settings = state.settings();
-    let mcp = crate::server::mcp::http_service(
+    let mcp = crate::server::mcp::http_routes(
         crate::server::mcp::CatalogServer::new(
             state.catalog().clone(),
             crate::server::mcp::McpSettings::from(settings),
@@ -158,7 +158,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tools", get(routes::list_tools))
         .route("/tools/call", post(routes::call_tool))
         .route("/call", post(routes::call_tool))
-        .route_service("/mcp", mcp)
+        .merge(mcp)
         .route("/oauth/check/{id}", get(routes::check_authorization));
     let mut open = Router::new();
     if settings.metrics.is_some() {

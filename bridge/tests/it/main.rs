@@ -8,6 +8,7 @@ mod demo;
 mod host_config;
 mod idempotency;
 mod interop;
+mod mcp_errors;
 mod metrics;
 mod per_caller;
 mod readme;

@@ -241,7 +241,7 @@ pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) 
             "No tool matches \"{}\"{}. Try other words: the product or service's name, the kind of object (issue, invoice, file) and the action (list, create, delete).",
             crate::rescue::echo(query),
             toolkit
-                .map(|t| format!(" in toolkit {t}"))
+                .map(|t| format!(" in toolkit {}", crate::rescue::echo(t)))
                 .unwrap_or_default()
         );
     }

@@ -5,12 +5,12 @@
 //!   (`search_tools`, `read_tool`, `call_tool`, in [`meta`]) instead of the catalog, because
 //!   hosts cap and pay for every listed tool; with [`Expose::All`] every catalog tool is listed
 //!   too, under its OTC `name`.
-//! - Two ways in: `POST /mcp` on the bridge's listener ([`http_service`]: streamable HTTP,
+//! - Two ways in: `POST /mcp` on the bridge's listener ([`http_routes`]: streamable HTTP,
 //!   stateless, JSON responses; behind the same guard and authentication as the OTC routes)
 //!   and `otc-bridge mcp` on stdio ([`serve_stdio`]).
 //! - Both protocol eras: `initialize` (2025-11-25 and older) and the 2026-07-28 stateless
-//!   lifecycle (`server/discover`, `_meta` on every request) are rmcp's; nothing here speaks
-//!   JSON-RPC by hand.
+//!   lifecycle (`server/discover`, `_meta` on every request) are rmcp's; [`rpc`] only shapes
+//!   the JSON-RPC errors for what rmcp could not type.
 //!
 //! Every call goes through [`crate::call::call`], the code path of `POST /tools/call`; only the
 //! rendering differs, and failures become results with `isError: true` whose words come from
@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use otc_adapters::TraceContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -33,7 +33,10 @@ use serde::Deserialize;
 use crate::catalog::registry::SharedCatalog;
 
 mod credentials;
+mod http_refusals;
 pub mod meta;
+mod rpc;
+mod stdio;
 
 /// What an MCP host is shown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -191,6 +194,16 @@ impl ServerHandler for CatalogServer {
         Ok(result.into())
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // The bridge defines no methods of its own: whatever comes here is a defined method
+        // whose params did not parse, or an unknown one.
+        Err(rpc::unparsed(&request))
+    }
+
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -215,33 +228,54 @@ impl ServerHandler for CatalogServer {
     }
 }
 
-/// `POST /mcp`: streamable HTTP, stateless (no session to keep or lose), JSON responses.
-/// `Host`/`Origin` checks and authentication are the bridge's own, applied by the router
-/// around it (one guard for both edges), so rmcp's own Host check is off.
-pub fn http_service(
+/// `POST /mcp`: streamable HTTP, stateless (no session to keep or lose), JSON responses, and
+/// JSON-RPC errors for bodies rmcp cannot read ([`http_refusals`]). `Host`/`Origin` checks and
+/// authentication are the bridge's own, applied by the router around it (one guard for both
+/// edges), so rmcp's own Host check is off.
+pub fn http_routes<S: Clone + Send + Sync + 'static>(
     server: CatalogServer,
     max_body_bytes: usize,
-) -> StreamableHttpService<CatalogServer, LocalSessionManager> {
+) -> axum::Router<S> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_max_request_body_bytes(max_body_bytes)
         .disable_allowed_hosts();
-    StreamableHttpService::new(
+    let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
-    )
+    );
+    let refusals = axum::middleware::from_fn_with_state(max_body_bytes, http_refusals::refusals);
+    axum::Router::new().route_service("/mcp", tower::Layer::layer(&refusals, service))
 }
 
 /// Serves `server` on stdin/stdout until the host closes stdin. In [`Expose::All`] mode the
-/// host is told `notifications/tools/list_changed` whenever the catalog changes.
+/// host is told `notifications/tools/list_changed` whenever the catalog changes. A line that is
+/// no JSON-RPC message is answered with a JSON-RPC error ([`stdio`]).
 pub async fn serve_stdio(server: CatalogServer) -> Result<(), std::io::Error> {
     let expose = server.settings.expose;
-    let mut changes = server.catalog.changes();
+    // Subscribed before the handshake: a change while it runs is announced too.
+    let changes = server.catalog.changes();
+    let (transport, writer) = stdio::StdioServer::new(tokio::io::stdin(), tokio::io::stdout());
+    let served = serve_session(server, transport, expose, changes).await;
+    // Whatever ended the session, what was queued for the host is written before returning.
+    if let Err(error) = writer.await {
+        tracing::warn!(%error, "The writer to the MCP host failed.");
+    }
+    served
+}
+
+/// One session over `transport`, announcing catalog changes in [`Expose::All`] mode.
+async fn serve_session(
+    server: CatalogServer,
+    transport: stdio::StdioServer<tokio::io::Stdin>,
+    expose: Expose,
+    mut changes: tokio::sync::watch::Receiver<()>,
+) -> Result<(), std::io::Error> {
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(std::io::Error::other)?;
     let peer = running.peer().clone();
