@@ -346,21 +346,35 @@ impl Adapter for McpAdapter {
                 params.set_tracestate(state);
             }
         }
-        if let Some(callers) = &self.shared.callers {
-            let token = call.context.token(&callers.gate.issuer);
-            let response = callers
-                .call(&self.shared.name, &self.shared.config, token, params)
+        let answered = async {
+            if let Some(callers) = &self.shared.callers {
+                let token = call.context.token(&callers.gate.issuer);
+                let response = callers
+                    .call(&self.shared.name, &self.shared.config, token, params)
+                    .await?;
+                return convert::call_response(response);
+            }
+            let answer = self
+                .shared
+                .with_token_recovery(|| live.peer.call_tool_once(params.clone()))
                 .await?;
-            return convert::call_response(response);
+            match answer {
+                Ok(response) => convert::call_response(response),
+                Err(error) => Err(live.classify(error).await),
+            }
         }
-        let answer = self
-            .shared
-            .with_token_recovery(|| live.peer.call_tool_once(params.clone()))
-            .await?;
-        match answer {
-            Ok(response) => convert::call_response(response),
-            Err(error) => Err(live.classify(error).await),
+        .await;
+        if let Err(AdapterError::ResponseTooLarge { limit_bytes }) = &answered {
+            // The caller is told; the operator should be too: a server that answers this much
+            // is misbehaving or misused.
+            tracing::warn!(
+                source = %self.shared.name,
+                tool = %name,
+                limit_bytes,
+                "An MCP answer larger than the limit was refused."
+            );
         }
+        answered
     }
 
     fn state(&self) -> SourceState {

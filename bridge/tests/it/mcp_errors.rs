@@ -259,3 +259,44 @@ async fn issue_25_stdio_answers_every_line_it_cannot_take_and_goes_on() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// Issue 25, item 13: an MCP answer refused for its size reaches the caller as a clear error
+/// and leaves a line in the log naming the source and the limit.
+#[tokio::test]
+async fn an_oversized_mcp_answer_is_logged_with_its_source() {
+    let server = otc_fixtures::workspace_bin("example-mcp-server", "example-mcp-server");
+    let command = format!("{} --fault-tools", server.display());
+    let log_path = std::env::temp_dir().join(format!("otc-oversize-{}.log", std::process::id()));
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut bridge =
+        Running::spawn_with_stderr(&["--listen", "127.0.0.1:0", "--mcp", &command], &[], log);
+    let url = bridge.url().await;
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{url}/tools/call"))
+        .json(&json!({"tool_id": "ExampleMcpServer.Huge", "input": {"bytes": 20_000_000}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["success"], false, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too large"),
+        "{answer}"
+    );
+    bridge.interrupt().await;
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("An MCP answer larger than the limit was refused"))
+        .unwrap_or_else(|| panic!("no log line:\n{log}"));
+    assert!(
+        line.contains("example-mcp-server") && line.contains("16777216"),
+        "{line}"
+    );
+    let _ = std::fs::remove_file(log_path);
+}
