@@ -7,6 +7,7 @@
 
 pub mod change;
 pub mod error;
+pub mod hex;
 pub mod mcp;
 pub mod naming;
 pub mod openapi;

@@ -262,7 +262,7 @@ fn load_model(dir: &Path) -> Result<Model, String> {
     hash.update(&config);
     hash.update(&tokenizer);
     hash.update(&weights);
-    let id: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let id = otc_mappings::hex::hex(&hash.finalize());
     Model::from_bytes(&config, &tokenizer, weights, id).map_err(|e| e.to_string())
 }
 

@@ -213,9 +213,7 @@ async fn renew(mut connection: ConnectionManager, key: Vec<u8>, marker: Vec<u8>)
 
 fn redis_key(key: &Key) -> Vec<u8> {
     let mut name = PREFIX.to_vec();
-    for byte in key {
-        name.extend_from_slice(format!("{byte:02x}").as_bytes());
-    }
+    name.extend_from_slice(otc_mappings::hex::hex(key).as_bytes());
     name
 }
 

@@ -130,7 +130,7 @@ impl Caller {
     fn of(kind: &str, secret: &[u8]) -> Self {
         use sha2::Digest as _;
         let digest = sha2::Sha256::digest(secret);
-        let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        let hex = otc_mappings::hex::hex(&digest[..16]);
         Self(format!("{kind}:{hex}"))
     }
 }

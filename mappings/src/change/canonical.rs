@@ -64,10 +64,7 @@ pub fn fingerprint(canonical: &Value) -> String {
     let digest = Sha256::digest(&bytes);
     let mut out = String::with_capacity(7 + 2 * digest.len());
     out.push_str("sha256:");
-    for byte in digest.iter() {
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
+    crate::hex::push_hex(&mut out, &digest);
     out
 }
 
@@ -91,8 +88,6 @@ pub(crate) fn normalize(definition: &Value) -> Value {
     }
     Value::Object(out)
 }
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `value` with object keys sorted at every depth and integral numbers written as integers.
 pub(crate) fn sorted(value: &Value) -> Value {
