@@ -27,6 +27,7 @@ mod redis;
 
 use std::time::Duration;
 
+use otc_mappings::change::{write_sorted, write_sorted_object};
 use otc_mappings::otc::{CallContext, CallOutcome, CallToolResponse};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -227,44 +228,14 @@ pub fn fingerprint(
     let mut hash = Sha256::new();
     hash.update(tool_id.as_bytes());
     hash.update([0]);
-    canonical_object(&mut hash, input);
+    write_sorted_object(input, &mut |bytes| hash.update(bytes));
     hash.update([0]);
     // No context and an empty one are the same call.
     let context = context
         .and_then(|context| serde_json::to_value(context).ok())
         .unwrap_or_else(|| Value::Object(Map::new()));
-    canonical(&mut hash, &context);
+    write_sorted(&context, &mut |bytes| hash.update(bytes));
     hash.finalize().into()
-}
-
-fn canonical(hash: &mut Sha256, value: &Value) {
-    match value {
-        Value::Object(map) => canonical_object(hash, map),
-        Value::Array(items) => {
-            hash.update(b"[");
-            for item in items {
-                canonical(hash, item);
-                hash.update(b",");
-            }
-            hash.update(b"]");
-        }
-        other => hash.update(other.to_string().as_bytes()),
-    }
-}
-
-fn canonical_object(hash: &mut Sha256, map: &Map<String, Value>) {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    hash.update(b"{");
-    for key in keys {
-        hash.update(serde_json::to_string(key).unwrap_or_default().as_bytes());
-        hash.update(b":");
-        if let Some(value) = map.get(key) {
-            canonical(hash, value);
-        }
-        hash.update(b",");
-    }
-    hash.update(b"}");
 }
 
 /// A stored response: its fingerprint and its body (the standard's JSON).

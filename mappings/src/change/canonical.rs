@@ -59,13 +59,50 @@ pub fn canonical(tool: &MappedTool) -> Value {
 /// The spelling is applied again here, so a canonical form read back from a lockfile (in any
 /// key order, reformatted, `100.0` for `100`) has the fingerprint it had when written.
 pub fn fingerprint(canonical: &Value) -> String {
-    // Writing a `Value` to memory cannot fail: its keys are strings and its numbers finite.
-    let bytes = serde_json::to_vec(&normalize(canonical)).unwrap_or_default();
-    let digest = Sha256::digest(&bytes);
+    let mut hash = Sha256::new();
+    write_sorted(&normalize(canonical), &mut |bytes| hash.update(bytes));
+    let digest = hash.finalize();
     let mut out = String::with_capacity(7 + 2 * digest.len());
     out.push_str("sha256:");
     crate::hex::push_hex(&mut out, &digest);
     out
+}
+
+/// Writes `value` to `sink` as compact JSON with object keys sorted at every depth: one spelling
+/// of a value however its keys were ordered, streamed (nothing is built), for hashing. The
+/// lockfile's fingerprints and the idempotency fingerprints of calls both go through it.
+pub fn write_sorted(value: &Value, sink: &mut impl FnMut(&[u8])) {
+    match value {
+        Value::Object(map) => write_sorted_object(map, sink),
+        Value::Array(items) => {
+            sink(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    sink(b",");
+                }
+                write_sorted(item, sink);
+            }
+            sink(b"]");
+        }
+        // A scalar's `Display` is its compact JSON (strings quoted and escaped).
+        other => sink(other.to_string().as_bytes()),
+    }
+}
+
+/// [`write_sorted`] of an object.
+pub fn write_sorted_object(map: &Map<String, Value>, sink: &mut impl FnMut(&[u8])) {
+    let mut keys: Vec<(&String, &Value)> = map.iter().collect();
+    keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    sink(b"{");
+    for (i, (key, value)) in keys.into_iter().enumerate() {
+        if i > 0 {
+            sink(b",");
+        }
+        sink(Value::String(key.clone()).to_string().as_bytes());
+        sink(b":");
+        write_sorted(value, sink);
+    }
+    sink(b"}");
 }
 
 /// A definition in the canonical spelling: schemas with [`schema_form`], requirements with

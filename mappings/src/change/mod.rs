@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::otc::ToolVersion;
 
-pub use canonical::{canonical, fingerprint};
+pub use canonical::{canonical, fingerprint, write_sorted, write_sorted_object};
 pub use classify::classify;
 pub use rules::{Class, Rule, RuleId, markdown_table};
 
