@@ -14,6 +14,7 @@ pub mod otc;
 mod plan;
 mod pointer;
 pub mod schema;
+mod text;
 mod tool;
 
 pub use error::{Diagnostic, Mapped, MappingError, Severity};

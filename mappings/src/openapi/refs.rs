@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use crate::error::{Diagnostic, Severity};
-use crate::openapi::text::parse_text;
+use crate::text::parse_text;
 use crate::pointer::{self, local_target};
 use crate::schema::walk;
 
