@@ -61,7 +61,10 @@ pub(crate) async fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 
 /// One side's tools: `Toolkit.Tool` → the canonical form of its highest version.
 async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    // A side may be a whole catalog (a lockfile, an export): the largest files the bridge reads.
+    let text =
+        otc_adapters::file::read_text(Path::new(path), otc_adapters::file::MAX_CATALOG_BYTES)
+            .with_context(|| format!("cannot read {path}"))?;
     let value: Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(_) => parse_yaml(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?,

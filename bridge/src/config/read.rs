@@ -1,8 +1,13 @@
 //! Reading configuration text: the one error type of configuration, and the one place that
-//! knows which YAML crate is used (DESIGN.md §7). Below the file, its sources and host files,
+//! knows which YAML crate writes it (DESIGN.md §7). Below the file, its sources and host files,
 //! which all use it.
+//!
+//! Reading is bounded like every file the bridge reads (issue 25): by [`otc_adapters::file`], a
+//! regular file, at most [`MAX_CONFIG_BYTES`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use otc_adapters::file::{FileError, MAX_CONFIG_BYTES};
 
 /// A configuration problem, naming what to fix.
 #[derive(Debug, thiserror::Error)]
@@ -14,7 +19,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: FileError,
     },
     /// The file is not valid YAML of the expected shape.
     #[error("config file {path}: {message}")]
@@ -27,6 +32,14 @@ pub enum ConfigError {
     /// A value is wrong.
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Reads a configuration file, or a file it names (API keys), as text.
+pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
+    otc_adapters::file::read_text(path, MAX_CONFIG_BYTES).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Parses YAML text. The one place that knows which YAML crate is used (DESIGN.md §7).

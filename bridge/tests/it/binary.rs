@@ -127,6 +127,38 @@ pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The address space a bounded run may use: ample for any command on sane input (the bridge
+/// serving the demo uses a fraction), a few times what an unbounded read of a hostile file gets
+/// to before it fails.
+pub(crate) const MEMORY_LIMIT_KB: u64 = 1024 * 1024;
+
+/// The binary with `args`, run by `sh` under [`MEMORY_LIMIT_KB`] (`exec`: the pid is the bridge's).
+fn bounded(args: &[&str]) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("ulimit -v {MEMORY_LIMIT_KB} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args);
+    command
+}
+
+/// Runs the binary to completion under [`MEMORY_LIMIT_KB`] and a 60 s deadline (a hang fails the
+/// test instead of holding it): (exit code, stdout, stderr).
+pub(crate) async fn run_bounded(args: &[&str]) -> (i32, String, String) {
+    let mut command = bounded(args);
+    command.current_dir(repo_root()).kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .unwrap_or_else(|_| panic!("otc-bridge {args:?} did not finish within 60 s"))
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A port free on loopback now (for a server that must be told its port up front).
 pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
