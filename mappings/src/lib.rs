@@ -14,7 +14,7 @@ pub mod otc;
 mod plan;
 mod pointer;
 pub mod schema;
-mod text;
+pub mod text;
 mod tool;
 
 pub use error::{Diagnostic, Mapped, MappingError, Severity};

@@ -159,7 +159,7 @@ impl Lockfile {
 
     /// Parses a lockfile's text.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let mut file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let mut file: File = otc_mappings::text::parse_json(text).map_err(|e| e.to_string())?;
         if file.lockfile != FORMAT {
             return Err(format!(
                 "format {} is not supported (this bridge writes {FORMAT})",

@@ -16,7 +16,7 @@ use anyhow::Context as _;
 use otc_bridge::catalog::lock::Lockfile;
 use otc_bridge::config::host_import;
 use otc_bridge::config::sources::{SourceFlag, SourceKind};
-use otc_bridge::config::{Config, FileConfig, Overrides, parse_yaml};
+use otc_bridge::config::{Config, FileConfig, Overrides};
 use otc_mappings::change::{self, Class};
 use otc_mappings::otc::{ToolDefinition, ToolVersion};
 use otc_mappings::{MappedTool, Target};
@@ -65,10 +65,8 @@ async fn side(path: &str) -> anyhow::Result<BTreeMap<String, Value>> {
     let text =
         otc_adapters::file::read_text(Path::new(path), otc_adapters::file::MAX_CATALOG_BYTES)
             .with_context(|| format!("cannot read {path}"))?;
-    let value: Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
-        Err(_) => parse_yaml(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?,
-    };
+    let value =
+        otc_mappings::text::parse_value(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
     if value.get("lockfile").is_some() {
         let lock = Lockfile::parse(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
         return Ok(highest(lock.definitions().into_iter().filter_map(

@@ -2,8 +2,9 @@
 //! knows which YAML crate writes it (DESIGN.md §7). Below the file, its sources and host files,
 //! which all use it.
 //!
-//! Reading is bounded like every file the bridge reads (issue 25): by [`otc_adapters::file`], a
-//! regular file, at most [`MAX_CONFIG_BYTES`].
+//! Reading is bounded like every file and text the bridge reads (issue 25): the file by
+//! [`otc_adapters::file`] (a regular file, at most [`MAX_CONFIG_BYTES`]), its text by
+//! [`otc_mappings::text`] (nesting depth, YAML alias expansion).
 
 use std::path::{Path, PathBuf};
 
@@ -42,9 +43,10 @@ pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
     })
 }
 
-/// Parses YAML text. The one place that knows which YAML crate is used (DESIGN.md §7).
+/// Parses YAML text, bounded ([`otc_mappings::text::parse_yaml`]); the message names the key
+/// path, line and column.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_yaml::from_str(text).map_err(|e| e.to_string())
+    otc_mappings::text::parse_yaml(text).map_err(|e| e.to_string())
 }
 
 /// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].

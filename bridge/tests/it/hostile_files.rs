@@ -1,5 +1,6 @@
-//! Issue 25 (item 4): every file the bridge reads goes through one reader (regular files only, a
-//! size limit): configurations, host files for `import`, lockfiles, `diff` sides, OpenAPI
+//! Issue 25 (items 4 and 5): every file the bridge reads goes through one reader (regular files
+//! only, a size limit) and every text through one parser (nesting refused before parsing, the YAML
+//! alias budget): configurations, host files for `import`, lockfiles, `diff` sides, OpenAPI
 //! documents. Each hostile file is refused with a message saying what is wrong with it, by the
 //! real binary under a memory limit and a deadline, so a regression fails instead of hanging or
 //! exhausting the machine. How fast, and in how little memory: `bench/bombs.sh`.
@@ -66,6 +67,20 @@ async fn refused(commands: &[Vec<&str>], file: &str, expected: &str) {
 /// An export of no tools: the sane other side of a `diff`.
 const EMPTY_EXPORT: &str = "{\"tools\": []}\n";
 
+/// 5,000 aliases of a 5,000-item anchor in the configuration's `sources` (which keeps whatever
+/// it holds): 70 KB of text, 25 million nodes replayed.
+fn alias_bomb() -> String {
+    format!(
+        "sources:\n  - &a [{}]\n  - [{}]\n",
+        vec!["abcdefghij"; 5_000].join(","),
+        vec!["*a"; 5_000].join(",")
+    )
+}
+
+/// Nesting in every shape the scan reads: flow (JSON and YAML), compact block sequences, and
+/// indentation.
+const LEVELS: usize = 10_000;
+
 #[tokio::test]
 async fn issue_25_a_fifo_is_refused_at_once_as_config_host_file_lockfile_and_diff_side() {
     let dir = Sandbox::new("fifo");
@@ -114,4 +129,76 @@ async fn issue_25_dev_zero_is_refused_as_diff_side_and_behind_a_symlinked_config
     let (code, out, err) = run_bounded(&["import", &link]).await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("x-server"), "{out}");
+}
+
+#[tokio::test]
+async fn issue_25_a_yaml_alias_bomb_is_refused_by_check_diff_and_import() {
+    let dir = Sandbox::new("aliases");
+    let ok = dir.file("ok.json", EMPTY_EXPORT);
+    let bomb = dir.file("bomb.yaml", &alias_bomb());
+    refused(
+        &[
+            vec!["check", "--config", &bomb],
+            vec!["diff", &bomb, &ok],
+            vec!["import", &bomb],
+            vec!["--config", &bomb, "--listen", "127.0.0.1:0"],
+        ],
+        &bomb,
+        "its YAML aliases expand to more than",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn issue_25_deep_nesting_is_refused_before_parsing_in_every_file() {
+    let dir = Sandbox::new("deep");
+    let ok = dir.file("ok.json", EMPTY_EXPORT);
+    let flow = format!("sources: {}{}\n", "[".repeat(LEVELS), "]".repeat(LEVELS));
+    let block = format!("sources:\n{}x\n", "- ".repeat(LEVELS));
+    let indented: String = (0..LEVELS / 10)
+        .map(|level| format!("{}k{level}:\n", " ".repeat(level)))
+        .collect();
+    let json = format!(
+        "{{\"mcpServers\": {}{}}}\n",
+        "[".repeat(LEVELS),
+        "]".repeat(LEVELS)
+    );
+    let document = format!(
+        "openapi: 3.0.0\ninfo: {{title: Deep, version: '1'}}\npaths: {{}}\nx-deep:\n{}x\n",
+        "- ".repeat(LEVELS)
+    );
+    let too_deep = "nests more than 150 levels deep";
+    for (name, text, commands) in [
+        (
+            "flow.yaml",
+            flow,
+            vec![vec!["check", "--config"], vec!["diff"]],
+        ),
+        ("block.yaml", block, vec![vec!["check", "--config"]]),
+        ("indented.yaml", indented, vec![vec!["check", "--config"]]),
+        (
+            "host.json",
+            json.clone(),
+            vec![vec!["import"], vec!["check", "--config"]],
+        ),
+        ("lock.json", json, vec![vec!["lock", "--lock"]]),
+        (
+            "api.yaml",
+            document,
+            vec![vec!["check", "--openapi"], vec!["diff"]],
+        ),
+    ] {
+        let path = dir.file(name, &text);
+        let commands: Vec<Vec<&str>> = commands
+            .into_iter()
+            .map(|mut args| {
+                args.push(&path);
+                if args[0] == "diff" {
+                    args.push(&ok);
+                }
+                args
+            })
+            .collect();
+        refused(&commands, &path, too_deep).await;
+    }
 }
