@@ -46,6 +46,24 @@ impl Running {
         Self::spawn_with_stderr(args, env, Stdio::inherit())
     }
 
+    /// As [`Self::spawn`], under [`MEMORY_LIMIT_KB`] of address space: a bridge that reads
+    /// without bound dies of it here instead of exhausting the machine.
+    pub(crate) fn spawn_bounded(args: &[&str]) -> Self {
+        let mut command = bounded(args);
+        command
+            .current_dir(repo_root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
     /// As [`Self::spawn`], with the log (stderr) sent to `stderr`: a test that reads it.
     pub(crate) fn spawn_with_stderr(
         args: &[&str],
