@@ -19,6 +19,7 @@ use tokio::sync::watch;
 mod error;
 #[cfg(feature = "test-util")]
 pub mod fake;
+pub mod file;
 pub mod mcp;
 pub mod openapi;
 

@@ -15,6 +15,7 @@ pub mod otc;
 mod plan;
 mod pointer;
 pub mod schema;
+pub mod text;
 mod tool;
 
 pub use error::{Diagnostic, Mapped, MappingError, Severity};

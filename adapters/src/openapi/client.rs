@@ -46,9 +46,11 @@ pub(crate) fn base(config: &OpenApiConfig) -> Result<ClientBuilder, AdapterError
         .timeout(Duration::from_millis(config.timeout_ms))
         .connect_timeout(Duration::from_millis(config.connect_timeout_ms));
     if let Some(path) = &config.ca_cert_file {
-        let pem = std::fs::read(path).map_err(|e| AdapterError::Setup {
-            message: format!("cannot read ca_cert_file {}: {e}", path.display()),
-            source: Some(Box::new(e)),
+        let pem = crate::file::read(path, crate::file::MAX_CONFIG_BYTES).map_err(|e| {
+            AdapterError::Setup {
+                message: format!("cannot read ca_cert_file {}: {e}", path.display()),
+                source: Some(Box::new(e)),
+            }
         })?;
         let certs = Certificate::from_pem_bundle(&pem).map_err(|e| AdapterError::Setup {
             message: format!(

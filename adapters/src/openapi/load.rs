@@ -9,11 +9,10 @@
 //!
 //! **Files are confined.** A document is not trusted to read the machine: a file `$ref` must
 //! resolve, after canonicalisation (so a symlink out of the tree is outside), to a regular file
-//! inside the document's own directory tree or one of the config's `ref_dirs`. Devices, FIFOs and
-//! `/proc` files are refused before they are opened (a FIFO would block, `/dev/zero` never ends),
-//! and every read, the document's own included, stops at [`MAX_DOCUMENT_BYTES`].
+//! inside the document's own directory tree or one of the config's `ref_dirs`. Every file, the
+//! document's own included, is read by [`crate::file`]: regular files only (a FIFO would block,
+//! `/dev/zero` never ends), at most [`MAX_DOCUMENT_BYTES`]; a fetched one stops at the same size.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,10 +23,7 @@ use super::config::OpenApiConfig;
 use url::Url;
 
 use crate::AdapterError;
-
-/// Documents and referenced files larger than this are refused (GitHub's REST description, one of
-/// the largest in use, is about 10 MB).
-const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+use crate::file::MAX_DOCUMENT_BYTES;
 
 /// Where the document came from.
 #[derive(Debug, Clone)]
@@ -136,27 +132,9 @@ pub(crate) async fn load(spec: &str, client: Option<&Client>) -> Result<Document
     })
 }
 
-/// Reads `path`, which must be a regular file, as UTF-8 text of at most [`MAX_DOCUMENT_BYTES`].
-/// The type is checked before opening (opening a FIFO blocks until a writer appears), and the
-/// read is limited whatever the metadata said (`/proc` files report a size of 0).
+/// Reads a document or `$ref` file (already canonical) with the one reader.
 fn read_regular_file(path: &Path) -> Result<String, String> {
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !metadata.is_file() {
-        return Err("it is not a regular file".to_owned());
-    }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    // Sized from the metadata (capped), so a large document is not read into a buffer grown by
-    // doubling: GitHub's 13 MB description took a 16.8 MB one.
-    let expected =
-        usize::try_from(metadata.len()).map_or(MAX_DOCUMENT_BYTES, |n| n.min(MAX_DOCUMENT_BYTES));
-    let mut bytes = Vec::with_capacity(expected.saturating_add(1));
-    file.take(MAX_DOCUMENT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() > MAX_DOCUMENT_BYTES {
-        return Err(format!("it is larger than {MAX_DOCUMENT_BYTES} bytes"));
-    }
-    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
+    crate::file::read_text(path, MAX_DOCUMENT_BYTES).map_err(|e| e.to_string())
 }
 
 /// GETs `url` as text; the error names the URL and what went wrong (never a query string, which
@@ -186,7 +164,7 @@ async fn fetch(client: &Client, url: Url) -> Result<(String, Url), String> {
         .await
         .map_err(|e| fail(super::response::classify(e, Duration::ZERO).to_string()))?
     {
-        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+        if (body.len() + chunk.len()) as u64 > MAX_DOCUMENT_BYTES {
             return Err(fail(format!(
                 "it is larger than {MAX_DOCUMENT_BYTES} bytes"
             )));

@@ -130,7 +130,7 @@ pub enum LockError {
         /// The file.
         path: String,
         /// Why.
-        source: std::io::Error,
+        source: otc_adapters::file::FileError,
     },
     /// The file is not a lockfile.
     #[error("{path} is not an otc-bridge lockfile: {detail}")]
@@ -143,12 +143,14 @@ pub enum LockError {
 }
 
 impl Lockfile {
-    /// Reads `path`.
+    /// Reads `path` with the one file reader (a regular file; a whole catalog's definitions at
+    /// most).
     pub fn load(path: &Path) -> Result<Self, LockError> {
-        let text = std::fs::read_to_string(path).map_err(|source| LockError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = otc_adapters::file::read_text(path, otc_adapters::file::MAX_CATALOG_BYTES)
+            .map_err(|source| LockError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
         Self::parse(&text).map_err(|detail| LockError::Invalid {
             path: path.display().to_string(),
             detail,
@@ -157,7 +159,7 @@ impl Lockfile {
 
     /// Parses a lockfile's text.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let mut file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let mut file: File = otc_mappings::text::parse_json(text).map_err(|e| e.to_string())?;
         if file.lockfile != FORMAT {
             return Err(format!(
                 "format {} is not supported (this bridge writes {FORMAT})",

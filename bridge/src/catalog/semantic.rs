@@ -245,15 +245,8 @@ fn default_cache() -> Option<PathBuf> {
 
 fn load_model(dir: &Path) -> Result<Model, String> {
     let read = |name: &str| -> Result<Vec<u8>, String> {
-        let path = dir.join(name);
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{name}: {e}"))?;
-        if !meta.is_file() {
-            return Err(format!("{name} is not a regular file"));
-        }
-        if meta.len() > MAX_MODEL_BYTES {
-            return Err(format!("{name} is larger than {MAX_MODEL_BYTES} bytes"));
-        }
-        std::fs::read(&path).map_err(|e| format!("{name}: {e}"))
+        otc_adapters::file::read(&dir.join(name), MAX_MODEL_BYTES)
+            .map_err(|e| format!("{name}: {e}"))
     };
     let config = read("config.json")?;
     let tokenizer = read("tokenizer.json")?;
@@ -268,7 +261,7 @@ fn load_model(dir: &Path) -> Result<Model, String> {
 
 /// Record: key (32 bytes), scale (f32, little-endian), values (dims bytes).
 fn read_cache(file: &Path) -> HashMap<[u8; 32], Quantized> {
-    let Ok(bytes) = std::fs::read(file) else {
+    let Ok(bytes) = otc_adapters::file::read(file, otc_adapters::file::MAX_CATALOG_BYTES) else {
         return HashMap::new();
     };
     let Some((dims, rest)) = bytes.split_first_chunk::<4>() else {

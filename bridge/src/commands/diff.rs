@@ -17,7 +17,7 @@ use anyhow::Context as _;
 use otc_bridge::catalog::lock::Lockfile;
 use otc_bridge::config::host_import;
 use otc_bridge::config::sources::{SourceFlag, SourceKind};
-use otc_bridge::config::{Config, FileConfig, Overrides, parse_yaml};
+use otc_bridge::config::{Config, FileConfig, Overrides};
 use otc_mappings::change::{self, Class};
 use otc_mappings::otc::{ToolDefinition, ToolVersion};
 use otc_mappings::{MappedTool, Target};
@@ -65,11 +65,12 @@ pub(crate) async fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 /// contact a URL is refused before anything starts (`diff` gates pull requests, whose files
 /// are not to be trusted).
 async fn side(path: &str, start_sources: bool) -> anyhow::Result<BTreeMap<String, Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-    let value: Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
-        Err(_) => parse_yaml(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?,
-    };
+    // A side may be a whole catalog (a lockfile, an export): the largest files the bridge reads.
+    let text =
+        otc_adapters::file::read_text(Path::new(path), otc_adapters::file::MAX_CATALOG_BYTES)
+            .with_context(|| format!("cannot read {path}"))?;
+    let value =
+        otc_mappings::text::parse_value(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
     if value.get("lockfile").is_some() {
         let lock = Lockfile::parse(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
         return Ok(highest(lock.definitions().into_iter().filter_map(

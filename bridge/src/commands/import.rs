@@ -15,8 +15,8 @@ use crate::cli::ImportArgs;
 /// redirected stdout to a file still sees it.
 pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let path = &args.file;
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = otc_adapters::file::read_text(path, otc_adapters::file::MAX_CONFIG_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let imported = host_import::read(&text, path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
         .with_context(|| {

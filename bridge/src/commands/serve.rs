@@ -11,7 +11,7 @@ use clap::ArgMatches;
 use otc_adapters::mcp::oauth::challenges::Challenges;
 use otc_adapters::{Adapter, BuildContext};
 use otc_bridge::config::sources::Source;
-use otc_bridge::lifecycle::reload::Reloader;
+use otc_bridge::lifecycle::reload::{OffRuntime, Reloader};
 use otc_bridge::lifecycle::start::{
     Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources,
 };
@@ -24,6 +24,10 @@ use crate::cli::ServeArgs;
 
 /// Serves the sources of the config file and the flags.
 pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Result<ExitCode> {
+    // First of all: SIGHUP's default action ends the process, and a reload asked for while the
+    // sources start (which can take a while) must not (issue 25). A signal that arrives before
+    // the bridge serves is kept, and reloads once it does.
+    let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup());
     let path = args.config.clone();
     let watch = args.watch;
     if watch && path.is_none() {
@@ -34,6 +38,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     let config = super::resolve(path.as_deref(), overrides)?;
     super::init_logging(&config.log_filter);
     super::warn_config(&config);
+    let hangup = hangup
+        .map_err(|error| tracing::warn!(%error, "Cannot listen for SIGHUP; reload is off."))
+        .ok();
     // After logging is up, so what building it warns about is seen.
     let auth = config.auth.build()?;
     // Idle sockets must not exhaust a low soft descriptor limit before the connection cap does.
@@ -72,6 +79,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
                 path: path.clone(),
                 overrides: reload_overrides,
                 watch,
+                hangup,
             }),
             search,
         },
@@ -117,6 +125,8 @@ pub(crate) struct ReloadFrom {
     pub(crate) overrides: otc_bridge::config::Overrides,
     /// Also reload when the file changes.
     pub(crate) watch: bool,
+    /// SIGHUP, listened for since start-up began (`None`: it cannot be).
+    pub(crate) hangup: Option<tokio::signal::unix::Signal>,
 }
 
 /// The name of `dialect` as `--dialect` spells it.
@@ -281,13 +291,13 @@ pub(crate) async fn run_server(
 }
 
 /// Reloads on SIGHUP and, with `--watch`, when the config file changes; says what changed, or
-/// why nothing did.
-async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, from: ReloadFrom) {
-    let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-    else {
-        tracing::warn!("Cannot listen for SIGHUP; reload is off.");
+/// why nothing did. The file is read and resolved off the runtime, within
+/// [`otc_bridge::lifecycle::reload::READ_DEADLINE`], so serving never waits for it.
+async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, mut from: ReloadFrom) {
+    let Some(mut hangup) = from.hangup.take() else {
         return;
     };
+    let reads = OffRuntime::new(otc_bridge::lifecycle::reload::READ_DEADLINE);
     let (changed, mut file_changes) = tokio::sync::mpsc::channel(1);
     let _watcher = match (&from.path, from.watch) {
         (Some(path), true) => match watch_file(path, changed) {
@@ -308,7 +318,13 @@ async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, from: Rel
                 while file_changes.try_recv().is_ok() {}
             }
         }
-        let config = match super::resolve(from.path.as_deref(), Ok(from.overrides.clone())) {
+        let (path, overrides) = (from.path.clone(), from.overrides.clone());
+        let read = reads.run(move || super::resolve(path.as_deref(), Ok(overrides)));
+        let config = match read
+            .await
+            .map_err(anyhow::Error::from)
+            .and_then(|read| read)
+        {
             Ok(config) => config,
             Err(error) => {
                 super::status!(

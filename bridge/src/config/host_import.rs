@@ -24,6 +24,7 @@
 
 use std::path::{Path, PathBuf};
 
+use otc_mappings::text::{self, TextError};
 use serde_json::{Map, Value as Json};
 use serde_yaml::{Mapping, Value};
 
@@ -130,8 +131,11 @@ pub fn read_with(
 
 /// The document, if `text` is JSON (with VS Code's comments and trailing commas allowed) or YAML.
 /// A JSON object that cannot be parsed is an error here, with JSON's line and column; anything
-/// else that is not a document is left to the native parser to report.
+/// else that is not a document is left to the native parser to report. A text past the bounds of
+/// every text (nesting depth, YAML aliases) is an error whatever it looks like.
 fn parse(text: &str) -> Result<Option<Json>, String> {
+    // Before serde_json: a deep text it refuses would be tried as JSONC and YAML next.
+    text::nesting_depth(text).map_err(|e| e.to_string())?;
     if text.trim_start().starts_with('{') {
         let error = match serde_json::from_str(text) {
             Ok(doc) => return Ok(Some(doc)),
@@ -141,12 +145,17 @@ fn parse(text: &str) -> Result<Option<Json>, String> {
             return Ok(Some(doc));
         }
         // A native file may be written as one YAML flow mapping.
-        return match serde_yaml::from_str(text) {
+        return match text::parse_value(text) {
             Ok(doc) => Ok(Some(doc)),
-            Err(_) => Err(format!("not valid JSON: {error}")),
+            Err(TextError::Parse { .. }) => Err(format!("not valid JSON: {error}")),
+            Err(refused) => Err(refused.to_string()),
         };
     }
-    Ok(serde_yaml::from_str(text).ok())
+    match text::parse_value(text) {
+        Ok(doc) => Ok(Some(doc)),
+        Err(TextError::Parse { .. }) => Ok(None),
+        Err(refused) => Err(refused.to_string()),
+    }
 }
 
 /// Removes `//` and `/* */` comments, then commas before `}` or `]`, outside strings (JSONC,

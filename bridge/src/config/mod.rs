@@ -13,7 +13,7 @@ pub mod host_import;
 mod read;
 pub mod sources;
 
-pub use read::{ConfigError, parse_yaml, required_env, write_yaml};
+pub use read::{ConfigError, parse_yaml, read_config_file, required_env, write_yaml};
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -440,10 +440,7 @@ impl FileConfig {
     /// Reads and parses a config file: the native YAML, or an MCP host's `mcpServers` /
     /// `servers` JSON, whose servers become the sources ([`crate::config::host_import`]).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = read_config_file(path)?;
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
@@ -498,10 +495,7 @@ impl AuthConfig {
                 keys.extend(split_keys(&required_env(var, "auth.api_keys.env")?));
             }
             if let Some(file) = &api.file {
-                let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
-                    path: file.clone(),
-                    source,
-                })?;
+                let text = read_config_file(file)?;
                 keys.extend(split_keys(&text));
             }
             if keys.is_empty() {

@@ -1,8 +1,14 @@
 //! Reading configuration text: the one error type of configuration, and the one place that
-//! knows which YAML crate is used (DESIGN.md §7). Below the file, its sources and host files,
+//! knows which YAML crate writes it (DESIGN.md §7). Below the file, its sources and host files,
 //! which all use it.
+//!
+//! Reading is bounded like every file and text the bridge reads (issue 25): the file by
+//! [`otc_adapters::file`] (a regular file, at most [`MAX_CONFIG_BYTES`]), its text by
+//! [`otc_mappings::text`] (nesting depth, YAML alias expansion).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use otc_adapters::file::{FileError, MAX_CONFIG_BYTES};
 
 /// A configuration problem, naming what to fix.
 #[derive(Debug, thiserror::Error)]
@@ -14,7 +20,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: FileError,
     },
     /// The file is not valid YAML of the expected shape.
     #[error("config file {path}: {message}")]
@@ -29,9 +35,18 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// Parses YAML text. The one place that knows which YAML crate is used (DESIGN.md §7).
+/// Reads a configuration file, or a file it names (API keys), as text.
+pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
+    otc_adapters::file::read_text(path, MAX_CONFIG_BYTES).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Parses YAML text, bounded ([`otc_mappings::text::parse_yaml`]); the message names the key
+/// path, line and column.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_yaml::from_str(text).map_err(|e| e.to_string())
+    otc_mappings::text::parse_yaml(text).map_err(|e| e.to_string())
 }
 
 /// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].

@@ -11,17 +11,82 @@
 //!   catalog it started with), or after the drain deadline.
 //!
 //! Only sources are reloaded: the listener, authentication and limits need a restart.
+//!
+//! Reading the changed configuration never runs on the async runtime ([`OffRuntime`]): a file is
+//! read and parsed on a blocking thread, waited for at most [`READ_DEADLINE`], while `/health`
+//! and calls are answered (issue 25: a FIFO, or a file slow to parse, held them before).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use otc_adapters::{Adapter, BuildContext};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use crate::catalog::registry::{Catalog, SharedCatalog, SourceTools};
 use crate::config::Config;
 use crate::config::sources::Source;
 use crate::lifecycle::start::{spawn_refresher, start_sources};
+
+/// How long reading and resolving a changed configuration may take before the reload gives up.
+/// Every bound of reading is far below it (a configuration is at most 16 MiB and its text is
+/// refused early when hostile); it is for what no bound covers, a disk or network file system
+/// that stops answering.
+pub const READ_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Why a read off the runtime gave no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OffRuntimeError {
+    /// The deadline passed; the read goes on, alone, on its thread.
+    #[error("reading took longer than {} s", .0.as_secs_f64())]
+    Deadline(Duration),
+    /// A read that passed its deadline is still running: a thread is not started per attempt.
+    #[error("an earlier read that passed its deadline is still running")]
+    Busy,
+    /// The read panicked.
+    #[error("reading failed: {0}")]
+    Failed(String),
+}
+
+/// Runs blocking reads (a configuration file: its I/O and its parse) on a blocking thread, one
+/// at a time, each waited for at most a deadline. A read cannot be cancelled: one that passes its
+/// deadline keeps the only permit until it ends, so a read that never ends holds one thread, not
+/// one per SIGHUP.
+#[derive(Debug)]
+pub struct OffRuntime {
+    permit: Arc<Semaphore>,
+    deadline: Duration,
+}
+
+impl OffRuntime {
+    /// Reads waited for at most `deadline`.
+    pub fn new(deadline: Duration) -> Self {
+        Self {
+            permit: Arc::new(Semaphore::new(1)),
+            deadline,
+        }
+    }
+
+    /// Runs `read` on a blocking thread; its result, or why there is none.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        read: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, OffRuntimeError> {
+        let permit = Arc::clone(&self.permit)
+            .try_acquire_owned()
+            .map_err(|_| OffRuntimeError::Busy)?;
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            read()
+        });
+        match tokio::time::timeout(self.deadline, task).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(join)) => Err(OffRuntimeError::Failed(join.to_string())),
+            Err(_) => Err(OffRuntimeError::Deadline(self.deadline)),
+        }
+    }
+}
 
 /// One source as it runs.
 struct Running {
@@ -220,5 +285,38 @@ impl Reloader {
             }
         }
         futures::future::join_all(self.running.iter().map(|r| r.adapter.shutdown())).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn issue_25_a_read_past_its_deadline_is_given_up_and_holds_one_thread() {
+        let reads = OffRuntime::new(Duration::from_millis(50));
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let err = reads.run(move || stuck.recv().is_ok()).await.unwrap_err();
+        assert!(matches!(err, OffRuntimeError::Deadline(_)), "{err}");
+        // While it is stuck, no other read starts.
+        let err = reads.run(|| 1).await.unwrap_err();
+        assert!(matches!(err, OffRuntimeError::Busy), "{err}");
+        // Once it ends, reads run again.
+        release.send(()).unwrap();
+        let again = async {
+            loop {
+                match reads.run(|| 2).await {
+                    Ok(value) => return value,
+                    Err(OffRuntimeError::Busy) => tokio::task::yield_now().await,
+                    Err(other) => panic!("{other}"),
+                }
+            }
+        };
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(10), again)
+                .await
+                .unwrap(),
+            2
+        );
     }
 }

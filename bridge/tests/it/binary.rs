@@ -46,6 +46,24 @@ impl Running {
         Self::spawn_with_stderr(args, env, Stdio::inherit())
     }
 
+    /// As [`Self::spawn`], under [`MEMORY_LIMIT_KB`] of address space: a bridge that reads
+    /// without bound dies of it here instead of exhausting the machine.
+    pub(crate) fn spawn_bounded(args: &[&str]) -> Self {
+        let mut command = bounded(args);
+        command
+            .current_dir(repo_root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
     /// As [`Self::spawn`], with the log (stderr) sent to `stderr`: a test that reads it.
     pub(crate) fn spawn_with_stderr(
         args: &[&str],
@@ -119,6 +137,38 @@ pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
         .args(args)
         .current_dir(repo_root())
         .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The address space a bounded run may use: ample for any command on sane input (the bridge
+/// serving the demo uses a fraction), a few times what an unbounded read of a hostile file gets
+/// to before it fails.
+pub(crate) const MEMORY_LIMIT_KB: u64 = 1024 * 1024;
+
+/// The binary with `args`, run by `sh` under [`MEMORY_LIMIT_KB`] (`exec`: the pid is the bridge's).
+fn bounded(args: &[&str]) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("ulimit -v {MEMORY_LIMIT_KB} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args);
+    command
+}
+
+/// Runs the binary to completion under [`MEMORY_LIMIT_KB`] and a 60 s deadline (a hang fails the
+/// test instead of holding it): (exit code, stdout, stderr).
+pub(crate) async fn run_bounded(args: &[&str]) -> (i32, String, String) {
+    let mut command = bounded(args);
+    command.current_dir(repo_root()).kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .unwrap_or_else(|_| panic!("otc-bridge {args:?} did not finish within 60 s"))
         .unwrap();
     (
         out.status.code().unwrap_or(-1),

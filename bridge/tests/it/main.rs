@@ -6,6 +6,7 @@ mod binary;
 mod config;
 mod demo;
 mod host_config;
+mod hostile_files;
 mod idempotency;
 mod interop;
 mod mcp_errors;

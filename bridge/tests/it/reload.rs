@@ -1,7 +1,9 @@
 //! Reload without a restart (issue 13): `--watch` and SIGHUP apply the difference in sources
 //! while calls run. Unchanged MCP sources keep their child (same pid) and lose no call; removed
 //! ones stop (their child exits) once their calls are done; a broken configuration, or a new
-//! source that cannot start, changes nothing.
+//! source that cannot start, changes nothing. A hostile configuration (an alias bomb, a FIFO,
+//! `/dev/zero`, deep nesting) changes nothing either, and the bridge answers throughout; a reload
+//! asked for while the bridge starts runs once it serves (issue 25).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +12,19 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::binary::{Running, example_server, get_json, repo_root};
+use crate::binary::{BIN, Running, example_server, get_json, repo_root};
+
+/// Sends SIGHUP to `bridge`.
+fn hangup(bridge: &Running) {
+    let pid = bridge.child.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
 
 /// A source named `name` (toolkit `Name`): the example server as a child whose environment says
 /// which source it is, so its pid can be found.
@@ -250,17 +264,127 @@ async fn sighup_reloads_the_config_file() {
     // Without --watch, nothing happens until the signal.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!tool_ids(&url).await.iter().any(|id| id.starts_with("Two.")));
-    let pid = bridge.child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    hangup(&bridge);
     let line = bridge.wait_for("reloaded").await;
     assert!(line.contains("added [two]"), "{line}");
     assert!(tool_ids(&url).await.iter().any(|id| id.starts_with("Two.")));
+    bridge.interrupt().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What replaces a configuration file under a running bridge.
+enum Hostile<'t> {
+    Text(&'t str),
+    Fifo,
+    DevZero,
+}
+
+impl Hostile<'_> {
+    fn put(&self, config: &Path) {
+        match self {
+            // Written whole and renamed over, as editors do.
+            Self::Text(text) => {
+                let tmp = config.with_extension("tmp");
+                std::fs::write(&tmp, text).unwrap();
+                std::fs::rename(&tmp, config).unwrap();
+            }
+            Self::Fifo => {
+                std::fs::remove_file(config).unwrap();
+                let made = std::process::Command::new("mkfifo")
+                    .arg(config)
+                    .status()
+                    .unwrap();
+                assert!(made.success());
+            }
+            Self::DevZero => {
+                std::fs::remove_file(config).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", config).unwrap();
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn issue_25_a_hostile_config_swapped_in_changes_nothing_and_the_bridge_answers() {
+    let dir =
+        std::env::temp_dir().join(format!("otc-bridge-issue25-reload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.yaml");
+    let notes = "sources:\n  - type: openapi\n    name: notes\n    spec: bridge/src/demo/openapi.yaml\n    base_url: http://127.0.0.1:9/\n";
+    std::fs::write(&config, notes).unwrap();
+    // Bounded: a bridge that reads the bomb without bound dies of it.
+    let mut bridge = Running::spawn_bounded(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let url = bridge.url().await;
+    let served = tool_ids(&url).await;
+    assert!(!served.is_empty());
+
+    let bomb = format!(
+        "sources:\n  - &a [{}]\n  - [{}]\n",
+        vec!["abcdefghij"; 5_000].join(","),
+        vec!["*a"; 5_000].join(",")
+    );
+    let deep = format!("sources: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    for (expected, hostile) in [
+        ("its YAML aliases expand", Hostile::Text(&bomb)),
+        ("nests more than 150 levels", Hostile::Text(&deep)),
+        ("it is a FIFO", Hostile::Fifo),
+        ("it is a character device", Hostile::DevZero),
+    ] {
+        hostile.put(&config);
+        hangup(&bridge);
+        let line = bridge.wait_for("reload failed").await;
+        assert!(
+            line.contains(expected) && line.contains("still serving the previous"),
+            "{line}"
+        );
+        let health = reqwest::get(format!("{url}/health")).await.unwrap();
+        assert_eq!(health.status(), 200);
+        assert_eq!(tool_ids(&url).await, served);
+    }
+    // And a sane file reloads as ever.
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, "sources: []\n").unwrap();
+    hangup(&bridge);
+    let line = bridge.wait_for("reloaded").await;
+    assert!(line.contains("removed [notes]"), "{line}");
+    bridge.interrupt().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn issue_25_sighup_while_starting_does_not_stop_the_bridge_and_reloads_once_serving() {
+    let dir = std::env::temp_dir().join(format!("otc-bridge-issue25-start-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.yaml");
+    // A source slow to start: the demo's MCP server (in the binary itself), two seconds late.
+    std::fs::write(
+        &config,
+        format!(
+            "sources:\n  - type: mcp\n    name: slow\n    transport:\n      type: stdio\n      command: sh\n      args: [-c, 'sleep 2; exec \"$0\" demo-mcp-server', {BIN}]\n"
+        ),
+    )
+    .unwrap();
+    let mut bridge = Running::spawn(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    bridge.wait_for("loading slow").await;
+    hangup(&bridge);
+    let url = bridge.url().await;
+    let line = bridge.wait_for("reloaded").await;
+    assert!(line.contains("unchanged [slow]"), "{line}");
+    assert!(!tool_ids(&url).await.is_empty());
     bridge.interrupt().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

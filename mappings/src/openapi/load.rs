@@ -94,7 +94,7 @@ pub(crate) fn normalize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::openapi::text::parse_text;
+    use crate::text::parse_text;
 
     #[test]
     fn yaml_integer_keys_become_strings() {

@@ -1,7 +1,7 @@
 //! OpenAPI → OTC: documents (Swagger 2.0, OpenAPI 3.0, 3.1) become tools and request plans.
 //!
 //! The pipeline of [`map_document`], one module per step:
-//! 1. `text`: parse JSON or YAML; `load`: detect the version (the only module that knows versions);
+//! 1. `crate::text`: parse JSON or YAML; `load`: detect the version (the only module that knows versions);
 //! 2. `refs`: bundle external `$ref`s into the document through the caller's [`RefFetcher`], so
 //!    everything after this step resolves local references only;
 //! 3. `load`: bring Swagger 2.0 into the OpenAPI 3.x shape;
@@ -20,7 +20,6 @@ mod response;
 mod schema;
 mod security;
 mod servers;
-mod text;
 
 use std::collections::BTreeSet;
 
@@ -87,7 +86,7 @@ pub struct ParsedDocument {
 /// never reads is dropped here: the Example Objects of `components.examples` (a fifth of GitHub's
 /// tree; schema `example`s are kept, they are part of the schemas).
 pub fn parse_document(text: &str) -> Result<ParsedDocument, MappingError> {
-    let mut root = text::parse_text(text)?;
+    let mut root = crate::text::parse_text(text)?;
     if let Some(Value::Object(components)) = root.get_mut("components") {
         components.shift_remove("examples");
     }

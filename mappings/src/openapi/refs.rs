@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use crate::error::{Diagnostic, Severity};
-use crate::openapi::text::parse_text;
 use crate::pointer::{self, local_target};
 use crate::schema::walk;
+use crate::text::parse_text;
 
 /// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
 /// to an absolute file path or URL against [`MapOptions::base_uri`](crate::openapi::MapOptions::base_uri).

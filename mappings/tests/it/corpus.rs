@@ -68,16 +68,22 @@ struct Summary {
     tools: usize,
     failures: Vec<String>,
     skip_reasons: BTreeMap<String, usize>,
+    /// The deepest document as the loader's depth scan counts it, and its name: the margin
+    /// under `otc_mappings::text::MAX_DEPTH` (issue 25).
+    deepest: (usize, String),
 }
 
 impl Summary {
-    fn add(&mut self, path: &Path, result: Result<Mapped<MappedTool>, String>) {
+    fn add(&mut self, path: &Path, depth: usize, result: Result<Mapped<MappedTool>, String>) {
         self.tried += 1;
         let name = path
             .file_name()
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
+        if depth > self.deepest.0 {
+            self.deepest = (depth, name.clone());
+        }
         let mapped = match result {
             Ok(m) => m,
             Err(e) => {
@@ -112,6 +118,12 @@ impl Summary {
             self.operations,
             self.tools,
             self.operations - self.tools
+        );
+        eprintln!(
+            "  deepest: {} at {} levels (the loader refuses past {})",
+            self.deepest.1,
+            self.deepest.0,
+            otc_mappings::text::MAX_DEPTH
         );
         let mut reasons: Vec<_> = self.skip_reasons.iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(a.1));
@@ -157,8 +169,12 @@ fn every_corpus_document_translates_to_valid_tools() {
                     let Some(path) = next.lock().unwrap().next() else {
                         break;
                     };
+                    let depth = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|text| otc_mappings::text::nesting_depth(&text).ok())
+                        .unwrap_or(0);
                     let result = map_file(&path);
-                    summary.lock().unwrap().add(&path, result);
+                    summary.lock().unwrap().add(&path, depth, result);
                 }
             });
         }

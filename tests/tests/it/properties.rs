@@ -2,6 +2,11 @@
 //! `GET /tools` — arbitrary bytes, arbitrary JSON, near-valid envelopes in every dialect, odd
 //! headers — the router never panics and answers in one of the standard's shapes.
 //!
+//! And of what the bridge reads from disk (issue 25): whatever a file holds — arbitrary bytes,
+//! YAML and JSON built from the tokens that make structure, deep nesting, alias expansion — the
+//! one reader and the one parser never panic, never hang, and what they accept stays within the
+//! bounds (nesting depth, the alias budget).
+//!
 //! The number of cases is bounded for the test command (`PROPTEST_CASES` raises it;
 //! `bench/properties.sh` runs a long session).
 
@@ -214,5 +219,160 @@ proptest! {
             post(bytes, ct, version, path)
         };
         exchange(&state, request)?;
+    }
+}
+
+/// YAML and JSON made of the tokens that build structure (and break it).
+fn structured_text() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop::sample::select(vec![
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "- ",
+        "? ",
+        ": ",
+        "\n",
+        "  ",
+        "&a ",
+        "*a",
+        "\"",
+        "'",
+        "|\n",
+        ">-\n",
+        "# c\n",
+        "// c\n",
+        "x",
+        "1",
+        "<<: ",
+        "!t ",
+        "---\n",
+        "\\",
+        "\r",
+        "\t",
+        "mcpServers: ",
+        "sources: ",
+        "lockfile: ",
+        "{\"tools\": ",
+        "\u{feff}",
+    ]);
+    prop::collection::vec(token, 0..400).prop_map(|tokens| tokens.concat().into_bytes())
+}
+
+/// Nesting around the parsers' own limit (128) and the scan's (150), in each shape.
+fn nested_text() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::sample::select(vec!["[", "{a: ", "- ", "{\"a\": ", "? "]),
+        0usize..400,
+        any::<bool>(),
+    )
+        .prop_map(|(open, levels, indented)| {
+            let mut text = String::from("sources:\n");
+            for level in 0..levels {
+                if indented && open == "- " {
+                    text.push_str(&format!("{}- \n", " ".repeat(level)));
+                } else {
+                    text.push_str(open);
+                }
+            }
+            text.push('x');
+            text.into_bytes()
+        })
+}
+
+/// An anchor of `items` items replayed `aliases` times (up to 640,000 nodes, past the budget).
+fn aliases_text() -> impl Strategy<Value = Vec<u8>> {
+    (0usize..800, 0usize..800).prop_map(|(items, aliases)| {
+        format!(
+            "sources:\n  - &a [{}]\n  - [{}]\n",
+            vec!["x"; items].join(","),
+            vec!["*a"; aliases].join(",")
+        )
+        .into_bytes()
+    })
+}
+
+/// How many nodes, and how deep, a value is.
+fn size_and_depth(value: &Value) -> (usize, usize) {
+    let children: Vec<&Value> = match value {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(map) => map.values().collect(),
+        _ => return (1, 1),
+    };
+    children.into_iter().fold((1, 1), |(size, depth), child| {
+        let (s, d) = size_and_depth(child);
+        (size + s, depth.max(d + 1))
+    })
+}
+
+/// Reads `bytes` as every kind of file the bridge reads, on a thread under a deadline (a hang
+/// fails the case instead of the run).
+fn read_as_every_file(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CASE: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("otc-issue25-props-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!(
+        "case-{}.yaml",
+        CASE.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, bytes).unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let reading = path.clone();
+    std::thread::spawn(move || {
+        let checked = (|| -> Result<(), String> {
+            let text =
+                match otc_adapters::file::read_text(&reading, otc_adapters::file::MAX_CONFIG_BYTES)
+                {
+                    Ok(text) => text,
+                    // Not UTF-8: nothing else reads it.
+                    Err(otc_adapters::file::FileError::NotText) => return Ok(()),
+                    Err(other) => return Err(format!("a regular file was not read: {other}")),
+                };
+            if let Ok(value) = otc_mappings::text::parse_value(&text) {
+                let (size, depth) = size_and_depth(&value);
+                if size > text.len() + 200_000 {
+                    return Err(format!("{size} nodes from {} bytes", text.len()));
+                }
+                if depth > otc_mappings::text::MAX_DEPTH {
+                    return Err(format!("{depth} levels deep"));
+                }
+            }
+            let _ = otc_bridge::config::FileConfig::load(&reading);
+            let _ = otc_bridge::catalog::lock::Lockfile::load(&reading);
+            let _ = otc_bridge::config::host_import::read(&text, &reading);
+            Ok(())
+        })();
+        let _ = done.send(checked);
+    });
+    let outcome = finished.recv_timeout(std::time::Duration::from_secs(60));
+    let _ = std::fs::remove_file(&path);
+    match outcome {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(unbounded)) => Err(TestCaseError::fail(unbounded)),
+        // The sender was dropped: the thread panicked.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Err(TestCaseError::fail("reading the file panicked"))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(TestCaseError::fail(
+            "reading the file did not end within 60 s",
+        )),
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn issue_25_any_file_is_read_without_panic_and_within_bounds(
+        bytes in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..2048),
+            structured_text(),
+            nested_text(),
+            aliases_text(),
+        ],
+    ) {
+        read_as_every_file(&bytes)?;
     }
 }

@@ -314,9 +314,10 @@ pub(crate) async fn start_login(
     let manager = manager(source, url, oauth, Tokens::Fresh).await?;
     let token_file = token_file(source, oauth).unwrap_or_default();
     // Scopes a running bridge was refused for, noted beside the token file.
-    let wanted: Vec<String> = std::fs::read_to_string(wanted_file(&token_file))
-        .map(|s| s.split_whitespace().map(str::to_owned).collect())
-        .unwrap_or_default();
+    let wanted: Vec<String> =
+        crate::file::read_text(&wanted_file(&token_file), crate::file::MAX_CONFIG_BYTES)
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
     let client = AuthClient::new(LimitedHttpClient::new()?, manager);
     let signed_in = SignIn {
         manager: client.auth_manager.clone(),

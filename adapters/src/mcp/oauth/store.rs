@@ -82,11 +82,11 @@ fn store_error(what: &str, path: &Path, error: impl std::fmt::Display) -> AuthEr
 #[async_trait]
 impl CredentialStore for FileCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match std::fs::read(&self.path) {
+        match crate::file::read(&self.path, crate::file::MAX_CONFIG_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| store_error("read the tokens in", &self.path, e)),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) if error.is_not_found() => Ok(None),
             Err(error) => Err(store_error("read", &self.path, error)),
         }
     }

@@ -1,33 +1,8 @@
-//! Text → JSON value: JSON or YAML, for the document and for every document its `$ref`s name.
-//!
-//! Its own module because two steps read text: loading the document (`load`) and bundling the
-//! documents its references name (`refs`). Neither imports the other for it. It is also the one
-//! place that knows the YAML parser (serde_yaml 0.9 is deprecated upstream; swapping it touches
-//! only this file), and the place that bounds YAML alias expansion.
+//! YAML text → JSON value, and the alias budget every YAML text is read under.
 
 use serde_json::{Map, Value};
 
-use crate::error::MappingError;
-
-/// Parses JSON or YAML text into a JSON value. The one place that knows the YAML parser
-/// (serde_yaml 0.9 is deprecated upstream; swapping it touches only this function).
-pub(crate) fn parse_text(text: &str) -> Result<Value, MappingError> {
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        match serde_json::from_str::<Value>(trimmed) {
-            Ok(value) => return Ok(value),
-            // JSON is (nearly) YAML: a "JSON" document with a trailing comma or a comment may
-            // still read as YAML. Report the JSON error when YAML fails as well.
-            Err(json_err) => {
-                return parse_yaml(trimmed).map_err(|_| MappingError::Parse {
-                    format: "JSON",
-                    message: json_err.to_string(),
-                });
-            }
-        }
-    }
-    parse_yaml(trimmed)
-}
+use super::TextError;
 
 /// How many nodes YAML aliases may add beyond what the text itself can hold (one node per byte,
 /// which no alias-free document reaches). serde_yaml 0.9 bounds nesting depth (128) and the number
@@ -40,8 +15,8 @@ const MAX_ALIAS_NODES: usize = 200_000;
 /// (which doubled the peak memory of loading a YAML document), and integers beyond 64 bits (which
 /// `serde_yaml::Value` refuses: OpenAI's description has `minimum: -9223372036854776000`) become
 /// floats as they would in JSON.
-fn parse_yaml(text: &str) -> Result<Value, MappingError> {
-    let limit = text.len().saturating_add(MAX_ALIAS_NODES);
+pub(super) fn parse_yaml(text: &str) -> Result<Value, TextError> {
+    let limit = budget(text);
     let mut count = 0usize;
     serde::de::DeserializeSeed::deserialize(
         JsonFromYaml {
@@ -50,20 +25,136 @@ fn parse_yaml(text: &str) -> Result<Value, MappingError> {
         },
         serde_yaml::Deserializer::from_str(text),
     )
-    .map_err(|e| {
-        if count > limit {
-            MappingError::Invalid(format!(
-                "its YAML aliases expand to more than {limit} nodes (the text is {} bytes); \
-                 an alias expansion this large is refused",
-                text.len()
-            ))
-        } else {
-            MappingError::Parse {
-                format: "YAML",
-                message: e.to_string(),
-            }
-        }
+    .map_err(|e| refusal(text, count, limit, &e))
+}
+
+/// Parses `text` into `T` with serde_yaml itself (its messages name the key path, line and
+/// column), after a first pass has counted the nodes its aliases replay without keeping any:
+/// serde_yaml counts alias jumps, not what each replays, and a typed parse keeps it all.
+pub(super) fn parse_typed<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextError> {
+    let limit = budget(text);
+    let mut count = 0usize;
+    serde::de::DeserializeSeed::deserialize(
+        CountNodes {
+            count: &mut count,
+            limit,
+        },
+        serde_yaml::Deserializer::from_str(text),
+    )
+    .map_err(|e| refusal(text, count, limit, &e))?;
+    serde_yaml::from_str(text).map_err(|e| TextError::Parse {
+        format: "YAML",
+        message: e.to_string(),
     })
+}
+
+/// How many nodes `text` may expand to.
+fn budget(text: &str) -> usize {
+    text.len().saturating_add(MAX_ALIAS_NODES)
+}
+
+/// The error of a pass that stopped at node `count`: the budget's, or the parser's own.
+fn refusal(text: &str, count: usize, limit: usize, e: &serde_yaml::Error) -> TextError {
+    if count > limit {
+        TextError::Aliases {
+            limit,
+            bytes: text.len(),
+        }
+    } else {
+        TextError::Parse {
+            format: "YAML",
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Visits every node of a YAML document (aliases replayed), keeping nothing, failing as soon as
+/// the count passes `limit`.
+struct CountNodes<'c> {
+    count: &'c mut usize,
+    limit: usize,
+}
+
+impl CountNodes<'_> {
+    fn tick<E: serde::de::Error>(&mut self) -> Result<(), E> {
+        *self.count += 1;
+        if *self.count > self.limit {
+            return Err(E::custom("alias expansion limit reached"));
+        }
+        Ok(())
+    }
+
+    fn again(&mut self) -> CountNodes<'_> {
+        CountNodes {
+            count: self.count,
+            limit: self.limit,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for CountNodes<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for CountNodes<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(mut self, _: bool) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_i64<E: serde::de::Error>(mut self, _: i64) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_u64<E: serde::de::Error>(mut self, _: u64) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_i128<E: serde::de::Error>(mut self, _: i128) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_u128<E: serde::de::Error>(mut self, _: u128) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_f64<E: serde::de::Error>(mut self, _: f64) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_str<E: serde::de::Error>(mut self, _: &str) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_unit<E: serde::de::Error>(mut self) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_none<E: serde::de::Error>(mut self) -> Result<(), E> {
+        self.tick()
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(mut self, d: D) -> Result<(), D::Error> {
+        self.tick()?;
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.tick()?;
+        while seq.next_element_seed(self.again())?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.tick()?;
+        while map.next_key_seed(self.again())?.is_some() {
+            map.next_value_seed(self.again())?;
+        }
+        Ok(())
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(mut self, data: A) -> Result<(), A::Error> {
+        self.tick()?;
+        let (_, variant) = data.variant_seed(std::marker::PhantomData::<serde::de::IgnoredAny>)?;
+        serde::de::VariantAccess::newtype_variant_seed(variant, self.again())
+    }
 }
 
 /// Deserializes one YAML node (aliases replayed) into JSON, counting nodes and failing as soon as
@@ -101,10 +192,17 @@ fn float(f: f64) -> Value {
     serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
-fn json_key(key: Value) -> String {
+/// A YAML key as a JSON key: a scalar's text. A mapping or a sequence as a key (`? [a, b]`) has
+/// no JSON form and is refused: written as text, a key holding a key holding a key... doubles its
+/// escapes at each level (`? ? ? … x`, 30 levels: 2^30 bytes; found by the file property test of
+/// issue 25).
+fn json_key<E: serde::de::Error>(key: Value) -> Result<String, E> {
     match key {
-        Value::String(s) => s,
-        other => other.to_string(),
+        Value::String(s) => Ok(s),
+        Value::Array(_) | Value::Object(_) => Err(E::custom(
+            "a mapping or a sequence as a key (`? …`) has no JSON form",
+        )),
+        scalar => Ok(scalar.to_string()),
     }
 }
 
@@ -191,7 +289,7 @@ impl<'de> serde::de::Visitor<'de> for JsonFromYaml<'_> {
         let mut out = Map::new();
         let mut merges = Vec::new();
         while let Some(key) = map.next_key_seed(self.again())? {
-            let key = json_key(key);
+            let key = json_key(key)?;
             let value = map.next_value_seed(self.again())?;
             if key == "<<" {
                 merges.push(value);
@@ -209,53 +307,5 @@ impl<'de> serde::de::Visitor<'de> for JsonFromYaml<'_> {
         self.tick()?;
         let (_, variant) = data.variant_seed(std::marker::PhantomData::<serde::de::IgnoredAny>)?;
         serde::de::VariantAccess::newtype_variant_seed(variant, self.again())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integers_beyond_64_bits_become_floats() {
-        // OpenAI's description: `seed.minimum: -9223372036854776000` (i64::MIN, rounded).
-        let v =
-            parse_text("minimum: -9223372036854776000\nmaximum: 18446744073709551616\n").unwrap();
-        assert_eq!(v["minimum"], serde_json::json!(-9.223372036854776e18));
-        assert_eq!(v["maximum"], serde_json::json!(1.8446744073709552e19));
-        let v = parse_text("a: -9223372036854775808\nb: 18446744073709551615\n").unwrap();
-        assert_eq!(v["a"], serde_json::json!(i64::MIN));
-        assert_eq!(v["b"], serde_json::json!(u64::MAX));
-    }
-
-    #[test]
-    fn yaml_keys_tags_and_merge_keys_become_json() {
-        let v = parse_text(
-            "base: &base {a: 1, b: 2}\nother: &other {b: 3, c: 4}\n\
-             m:\n  <<: [*base, *other]\n  a: 0\n200: ok\ntrue: yes\nt: !custom {x: 1}\n\
-             n: .nan\n",
-        )
-        .unwrap();
-        assert_eq!(v["m"], serde_json::json!({"a": 0, "b": 2, "c": 4}));
-        assert_eq!(v["200"], "ok");
-        assert_eq!(v["true"], "yes");
-        assert_eq!(v["t"], serde_json::json!({"x": 1}));
-        assert_eq!(v["n"], Value::Null);
-        assert!(matches!(
-            parse_text("m:\n  <<: 3\n"),
-            Err(MappingError::Parse { .. })
-        ));
-    }
-
-    #[test]
-    fn garbage_is_a_parse_error() {
-        assert!(matches!(
-            parse_text("{\"a\": "),
-            Err(MappingError::Parse { .. })
-        ));
-        assert!(matches!(
-            parse_text("a: [b"),
-            Err(MappingError::Parse { .. })
-        ));
     }
 }

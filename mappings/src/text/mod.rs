@@ -1,0 +1,171 @@
+//! Text → values: JSON or YAML, read under the bounds every text is read under, whoever wrote it.
+//!
+//! The one place that knows the parsers (serde_yaml 0.9 is deprecated upstream; swapping it
+//! touches only this module), and so the one place that bounds what a hostile text can make them
+//! do. Two steps read OpenAPI text (loading the document, bundling the documents its `$ref`s name)
+//! and the bridge reads its configuration, host files, lockfiles and `diff` sides: all of them
+//! parse here. Every parse is bounded the same way:
+//! - **depth**: a scan of the bytes refuses nesting past [`MAX_DEPTH`] before a parser builds
+//!   anything (`depth`);
+//! - **aliases**: a YAML text may expand to its own size plus 200,000 nodes, counted node by node
+//!   while they are replayed (`yaml`).
+//!
+//! The size of a text is bounded by whoever read it (a file: `otc_adapters::file`; an HTTP body:
+//! the OpenAPI loader).
+
+mod depth;
+mod yaml;
+
+use serde_json::Value;
+
+use crate::error::MappingError;
+pub use depth::MAX_DEPTH;
+
+/// Why a text was not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TextError {
+    /// It nests deeper than [`MAX_DEPTH`]; found by the scan, before parsing.
+    #[error(
+        "it nests more than {limit} levels deep (at line {line}); text nested this deeply is \
+         refused before it is parsed"
+    )]
+    TooDeep {
+        /// [`MAX_DEPTH`].
+        limit: usize,
+        /// The first line past it, from 1.
+        line: usize,
+    },
+    /// Its YAML aliases expand to more nodes than the budget.
+    #[error(
+        "its YAML aliases expand to more than {limit} nodes (the text is {bytes} bytes); an alias \
+         expansion this large is refused"
+    )]
+    Aliases {
+        /// The budget: the text's size plus 200,000.
+        limit: usize,
+        /// The text's size.
+        bytes: usize,
+    },
+    /// The parser refused it.
+    #[error("{message}")]
+    Parse {
+        /// `JSON` or `YAML`.
+        format: &'static str,
+        /// The parser's message, with line and column (and key path, for a typed parse).
+        message: String,
+    },
+}
+
+/// How deep `text` nests, as the depth scan counts (about one level more than a parser would
+/// build); `TooDeep` past [`MAX_DEPTH`].
+pub fn nesting_depth(text: &str) -> Result<usize, TextError> {
+    depth::measure(text, MAX_DEPTH).map_err(|too_deep| TextError::TooDeep {
+        limit: MAX_DEPTH,
+        line: too_deep.line,
+    })
+}
+
+/// Parses JSON or YAML text into a JSON value: JSON when it looks like JSON (then YAML, which
+/// reads JSON with a trailing comma or a comment), else YAML.
+pub fn parse_value(text: &str) -> Result<Value, TextError> {
+    nesting_depth(text)?;
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        return match serde_json::from_str::<Value>(trimmed) {
+            Ok(value) => Ok(value),
+            // JSON is (nearly) YAML: a "JSON" document with a trailing comma or a comment may
+            // still read as YAML. Report the JSON error when YAML fails as well.
+            Err(json_err) => yaml::parse_yaml(trimmed).map_err(|yaml_err| match yaml_err {
+                TextError::Parse { .. } => TextError::Parse {
+                    format: "JSON",
+                    message: json_err.to_string(),
+                },
+                refused => refused,
+            }),
+        };
+    }
+    yaml::parse_yaml(trimmed)
+}
+
+/// Parses YAML text into `T` (a configuration): serde_yaml's messages, which name the key path,
+/// line and column, under the depth and alias bounds.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextError> {
+    nesting_depth(text)?;
+    yaml::parse_typed(text)
+}
+
+/// Parses JSON text into `T` (a lockfile) under the depth bound.
+pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextError> {
+    nesting_depth(text)?;
+    serde_json::from_str(text).map_err(|e| TextError::Parse {
+        format: "JSON",
+        message: e.to_string(),
+    })
+}
+
+/// [`parse_value`], for the mapper: a text that cannot be read is an unusable document.
+pub(crate) fn parse_text(text: &str) -> Result<Value, MappingError> {
+    parse_value(text).map_err(|e| match e {
+        TextError::Parse { format, message } => MappingError::Parse { format, message },
+        refused => MappingError::Invalid(refused.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_beyond_64_bits_become_floats() {
+        // OpenAI's description: `seed.minimum: -9223372036854776000` (i64::MIN, rounded).
+        let v =
+            parse_text("minimum: -9223372036854776000\nmaximum: 18446744073709551616\n").unwrap();
+        assert_eq!(v["minimum"], serde_json::json!(-9.223372036854776e18));
+        assert_eq!(v["maximum"], serde_json::json!(1.8446744073709552e19));
+        let v = parse_text("a: -9223372036854775808\nb: 18446744073709551615\n").unwrap();
+        assert_eq!(v["a"], serde_json::json!(i64::MIN));
+        assert_eq!(v["b"], serde_json::json!(u64::MAX));
+    }
+
+    #[test]
+    fn yaml_keys_tags_and_merge_keys_become_json() {
+        let v = parse_text(
+            "base: &base {a: 1, b: 2}\nother: &other {b: 3, c: 4}\n\
+             m:\n  <<: [*base, *other]\n  a: 0\n200: ok\ntrue: yes\nt: !custom {x: 1}\n\
+             n: .nan\n",
+        )
+        .unwrap();
+        assert_eq!(v["m"], serde_json::json!({"a": 0, "b": 2, "c": 4}));
+        assert_eq!(v["200"], "ok");
+        assert_eq!(v["true"], "yes");
+        assert_eq!(v["t"], serde_json::json!({"x": 1}));
+        assert_eq!(v["n"], Value::Null);
+        assert!(matches!(
+            parse_text("m:\n  <<: 3\n"),
+            Err(MappingError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn issue_25_collections_as_keys_are_refused() {
+        // Each level of key-in-a-key would double the escapes of the one below.
+        let text = format!("a:\n{}x\n", "? ".repeat(60));
+        let err = parse_text(&text).unwrap_err();
+        assert!(err.to_string().contains("as a key"), "{err}");
+        assert!(parse_text("? [a, b]\n: c\n").is_err());
+        assert_eq!(parse_text("1: a\nnull: b\n").unwrap()["null"], "b");
+    }
+
+    #[test]
+    fn garbage_is_a_parse_error() {
+        assert!(matches!(
+            parse_text("{\"a\": "),
+            Err(MappingError::Parse { .. })
+        ));
+        assert!(matches!(
+            parse_text("a: [b"),
+            Err(MappingError::Parse { .. })
+        ));
+    }
+}
