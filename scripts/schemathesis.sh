@@ -48,7 +48,9 @@ if [ -n "${SCHEMATHESIS_SEED:-}" ]; then SEED_ARGS=(--seed "$SCHEMATHESIS_SEED")
 # Its own venv, at a pinned version (idempotent; scripts/test.sh installs it up front).
 OTC_CORPUS_DIR="$DIR" scripts/install-schemathesis.sh
 
-cargo build --locked -p otc-bridge --bin otc-bridge
+# The same build as scripts/test.sh's (a no-op after it): `-p otc-bridge` alone would resolve the
+# workspace's features differently and rebuild the bridge (73 s of CI on two cores).
+cargo build --workspace --all-targets --locked
 BIN=target/debug/otc-bridge
 
 WORK="$(mktemp -d)"
