@@ -189,3 +189,38 @@ pub(crate) fn free_port() -> u16 {
 pub(crate) async fn get_json(url: &str) -> serde_json::Value {
     reqwest::get(url).await.unwrap().json().await.unwrap()
 }
+
+/// `POST {url}/tools/call` with `body` through `http` (a test that needs its connection kept
+/// passes its own client); the answer's JSON.
+pub(crate) async fn call_tool(
+    http: &reqwest::Client,
+    url: &str,
+    body: &serde_json::Value,
+) -> serde_json::Value {
+    http.post(format!("{url}/tools/call"))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// One JSON-RPC message posted to `{url}/mcp` as an MCP host posts it; the reply (the first
+/// JSON line, so an event stream's `data:` works as well as a JSON body).
+pub(crate) async fn post_mcp(url: &str, body: &serde_json::Value) -> serde_json::Value {
+    let text = reqwest::Client::new()
+        .post(format!("{url}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let json = &text[text.find('{').unwrap()..];
+    serde_json::from_str(json.lines().next().unwrap()).unwrap()
+}

@@ -132,15 +132,8 @@ async fn idle_connections_leave_descriptors_for_calls_under_a_low_limit() {
     }
     // Let the bridge accept what it will.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let answer: serde_json::Value = http
-        .post(format!("{url}/tools/call"))
-        .json(&serde_json::json!({"tool_id": "DemoNotes.ListNotes", "input": {}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body = serde_json::json!({"tool_id": "DemoNotes.ListNotes", "input": {}});
+    let answer = crate::binary::call_tool(&http, &url, &body).await;
     assert_eq!(answer["success"], true, "{answer}");
     drop(idle);
     demo.interrupt().await;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, get_json, run};
+use crate::binary::{Running, call_tool, get_json, run};
 
 /// The example MCP server over streamable HTTP on loopback: the child and its URL.
 async fn example_http(bin: &PathBuf) -> (Child, String) {
@@ -117,15 +117,12 @@ async fn serves_three_sources(
             .find(|id| id.starts_with(&format!("{toolkit}.Echo@")))
             .unwrap_or_else(|| panic!("no {toolkit}.Echo in {tools}"))
             .to_owned();
-        let answer: Value = http
-            .post(format!("{url}/tools/call"))
-            .json(&json!({"tool_id": id, "input": {"message": "hi"}}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let answer = call_tool(
+            &http,
+            &url,
+            &json!({"tool_id": id, "input": {"message": "hi"}}),
+        )
+        .await;
         assert_eq!(answer["success"], true, "{id}: {answer}");
         assert!(
             answer["value"].to_string().contains(expected),

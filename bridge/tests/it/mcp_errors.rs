@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::Command;
 
-use crate::binary::{BIN, Running};
+use crate::binary::{BIN, Running, call_tool};
 
 /// Nesting far past serde's 128 levels.
 const DEEP: usize = 100_000;
@@ -271,15 +271,8 @@ async fn an_oversized_mcp_answer_is_logged_with_its_source() {
     let mut bridge =
         Running::spawn_with_stderr(&["--listen", "127.0.0.1:0", "--mcp", &command], &[], log);
     let url = bridge.url().await;
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{url}/tools/call"))
-        .json(&json!({"tool_id": "ExampleMcpServer.Huge", "input": {"bytes": 20_000_000}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body = json!({"tool_id": "ExampleMcpServer.Huge", "input": {"bytes": 20_000_000}});
+    let answer = call_tool(&reqwest::Client::new(), &url, &body).await;
     assert_eq!(answer["success"], false, "{answer}");
     assert!(
         answer["error"]["message"]

@@ -83,17 +83,7 @@ fn scratch(name: &str) -> PathBuf {
 async fn search(url: &str, query: &str) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "search_tools", "arguments": {"query": query, "limit": 5}}});
-    let response = reqwest::Client::new()
-        .post(format!("{url}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let text = response.text().await.unwrap();
-    let json = &text[text.find('{').unwrap()..];
-    let reply: Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    let reply = crate::binary::post_mcp(url, &body).await;
     reply["result"]["structuredContent"].clone()
 }
 

@@ -379,15 +379,7 @@ async fn caller_text_in_spans_is_cut_and_a_tracestate_with_control_characters_is
             "tracestate": "vendor=1\r\nx-injected: yes",
         },
     }});
-    let response = reqwest::Client::new()
-        .post(format!("{url}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let reply: Value = response.json().await.unwrap();
+    let reply = crate::binary::post_mcp(&url, &body).await;
     let seen = &reply["result"]["structuredContent"];
     assert_eq!(reply["result"]["isError"], false, "{reply}");
     assert!(
