@@ -125,12 +125,12 @@ pub struct Lockfile {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// The file could not be read.
-    #[error("cannot read the lockfile {path}: {source}")]
+    #[error("cannot read the lockfile {path}: {reason}")]
     Read {
         /// The file.
         path: String,
-        /// Why.
-        source: otc_adapters::file::FileError,
+        /// Why: said in the message, so not also a `source` (an error chain printed it twice).
+        reason: otc_adapters::file::FileError,
     },
     /// The file is not a lockfile.
     #[error("{path} is not an otc-bridge lockfile: {detail}")]
@@ -147,9 +147,9 @@ impl Lockfile {
     /// most).
     pub fn load(path: &Path) -> Result<Self, LockError> {
         let text = otc_adapters::file::read_text(path, otc_adapters::file::MAX_CATALOG_BYTES)
-            .map_err(|source| LockError::Read {
+            .map_err(|reason| LockError::Read {
                 path: path.display().to_string(),
-                source,
+                reason,
             })?;
         Self::parse(&text).map_err(|detail| LockError::Invalid {
             path: path.display().to_string(),

@@ -15,12 +15,12 @@ use otc_adapters::file::{FileError, MAX_CONFIG_BYTES};
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file cannot be read.
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {path}: {reason}")]
     Read {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: FileError,
+        /// Why: said in the message, so not also a `source` (an error chain printed it twice).
+        reason: FileError,
     },
     /// The file is not valid YAML of the expected shape.
     #[error("config file {path}: {message}")]
@@ -37,9 +37,9 @@ pub enum ConfigError {
 
 /// Reads a configuration file, or a file it names (API keys), as text.
 pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
-    otc_adapters::file::read_text(path, MAX_CONFIG_BYTES).map_err(|source| ConfigError::Read {
+    otc_adapters::file::read_text(path, MAX_CONFIG_BYTES).map_err(|reason| ConfigError::Read {
         path: path.to_owned(),
-        source,
+        reason,
     })
 }
 
