@@ -16,6 +16,7 @@ use http::HeaderMap;
 use otc_adapters::TraceContext;
 use otc_mappings::otc::{CallOutcome, CallToolRequest, ToolDefinition};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -48,56 +49,39 @@ Use search_tools with a few words describing the task to find candidate tools, r
 description, then call_tool with its path and arguments. Paths look like Toolkit.Tool or Toolkit.Tool@1.2.0. Tools marked \
 destructive may change or delete data.";
 
-/// The meta-tools as listed.
+/// The meta-tools as listed; each input schema is derived from the arguments type that parses
+/// it, so the two cannot drift apart.
 pub fn tools() -> Vec<Tool> {
-    let schema = |value: Value| match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(Map::new()),
-    };
     vec![
         Tool::new(
             SEARCH,
             "Search the catalog for tools that can do a task. Returns ranked paths with a summary each; \
              no results means no tool fits: try other words (the product's name, the object, the action).",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "The task in a few words, e.g. 'list open pull requests of a repository'."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT, "description": "How many results at most."},
-                    "toolkit": {"type": "string", "description": "Only tools of this toolkit (the part of a path before the dot), e.g. 'Github'."}
-                },
-                "required": ["query"]
-            })),
+            schema_for_input::<SearchArgs>(),
         )
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
         Tool::new(
             READ,
             "Read one tool: its description, input schema (the arguments call_tool takes), output schema, \
              versions, requirements and whether it is destructive.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "The tool's path from search_tools, e.g. 'Github.ReposGet' (optionally with @version)."}
-                },
-                "required": ["path"]
-            })),
+            schema_for_input::<ReadArgs>(),
         )
         .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
         Tool::new(
             CALL,
             "Call one tool by its path with arguments matching its input schema (see read_tool). \
              Returns the tool's result, or an error starting with 'Error: ' that says what to fix.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "The tool's path, e.g. 'Github.ReposGet' (optionally with @version)."},
-                    "arguments": {"type": "object", "description": "The tool's arguments, as its input schema describes them.", "default": {}}
-                },
-                "required": ["path"]
-            })),
+            schema_for_input::<CallArgs>(),
         )
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).open_world(true)),
     ]
+}
+
+/// The JSON Schema of a meta-tool's arguments, through rmcp's generator (draft 2020-12, as MCP
+/// requires; cached per type; without the type's own title and doc comment). It fails only for a
+/// type that is not an object, which a test rules out for the three.
+fn schema_for_input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_default()
 }
 
 /// A catalog tool as listed in `all` mode: its OTC name, description and input schema, and
@@ -117,22 +101,41 @@ pub fn listed(entry: &Entry) -> Tool {
     )
 }
 
-#[derive(Debug, Deserialize)]
+/// Arguments of `search_tools`.
+#[derive(Debug, Deserialize, JsonSchema)]
 struct SearchArgs {
+    /// The task in a few words, e.g. 'list open pull requests of a repository'.
+    #[schemars(length(max = MAX_QUERY_CHARS))]
     query: String,
+    /// How many results at most.
+    // Parsed wide and checked by hand: a limit above the maximum is served as the maximum, one
+    // below 1 is refused with a message that says the range.
+    #[serde(default)]
+    #[schemars(with = "u64", range(min = 1, max = MAX_LIMIT), extend("default" = DEFAULT_LIMIT))]
     limit: Option<i64>,
+    /// Only tools of this toolkit (the part of a path before the dot), e.g. 'Github'.
+    // No `default` in the schema: null is not a string (schemars leaves out a default the
+    // field would skip when serialised).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     toolkit: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// Arguments of `read_tool`.
+#[derive(Debug, Deserialize, JsonSchema)]
 struct ReadArgs {
+    /// The tool's path from search_tools, e.g. 'Github.ReposGet' (optionally with @version).
     path: String,
 }
 
-#[derive(Debug, Deserialize)]
+/// Arguments of `call_tool`.
+#[derive(Debug, Deserialize, JsonSchema)]
 struct CallArgs {
+    /// The tool's path, e.g. 'Github.ReposGet' (optionally with @version).
     path: String,
+    /// The tool's arguments, as its input schema describes them.
     #[serde(default)]
+    #[schemars(with = "JsonObject", extend("default" = {}))]
     arguments: Option<Value>,
 }
 
@@ -481,5 +484,73 @@ mod tests {
             "{text}"
         );
         assert!(text.len() < 1000, "the query is not echoed: {text}");
+    }
+
+    /// The listed schemas are derived from the argument types: each is an object schema naming
+    /// its fields, and what it documents is what the meta-tool parses.
+    #[test]
+    fn the_listed_schemas_describe_what_the_meta_tools_parse() {
+        let tools = tools();
+        let schema = |name: &str| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            Value::Object(tool.input_schema.as_ref().clone())
+        };
+        let search_schema = schema(SEARCH);
+        assert_eq!(search_schema["type"], "object");
+        assert_eq!(search_schema["required"], json!(["query"]));
+        assert_eq!(
+            search_schema["properties"]["query"]["maxLength"],
+            json!(MAX_QUERY_CHARS)
+        );
+        let limit = &search_schema["properties"]["limit"];
+        assert_eq!(
+            (
+                &limit["type"],
+                &limit["minimum"],
+                &limit["maximum"],
+                &limit["default"]
+            ),
+            (
+                &json!("integer"),
+                &json!(1),
+                &json!(MAX_LIMIT),
+                &json!(DEFAULT_LIMIT)
+            )
+        );
+        let toolkit = &search_schema["properties"]["toolkit"];
+        assert_eq!(
+            (&toolkit["type"], toolkit.get("default")),
+            (&json!("string"), None)
+        );
+        assert_eq!(schema(READ)["required"], json!(["path"]));
+        let call_schema = schema(CALL);
+        assert_eq!(call_schema["required"], json!(["path"]));
+        assert_eq!(call_schema["properties"]["arguments"]["type"], "object");
+        for tool in &tools {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            assert!(schema.get("title").is_none(), "{schema}");
+            for (_, property) in schema["properties"].as_object().unwrap() {
+                assert!(property["description"].is_string(), "{property}");
+            }
+            // A schema that validates as draft 2020-12 and accepts the documented example.
+            let validator = jsonschema::draft202012::new(&schema).unwrap();
+            let example = json!({"query": "list issues", "path": "Github.ReposGet", "limit": 5, "toolkit": "Github", "arguments": {}});
+            let example: Map<String, Value> = schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| (k.clone(), example[k].clone()))
+                .collect();
+            assert!(
+                validator.is_valid(&Value::Object(example.clone())),
+                "{schema}"
+            );
+            let parsed = match tool.name.as_ref() {
+                SEARCH => parse::<SearchArgs>(SEARCH, example).map(|_| ()),
+                READ => parse::<ReadArgs>(READ, example).map(|_| ()),
+                _ => parse::<CallArgs>(CALL, example).map(|_| ()),
+            };
+            assert!(parsed.is_ok(), "{parsed:?}");
+        }
     }
 }
