@@ -172,7 +172,7 @@ impl FromRequest<AppState> for CallEnvelope {
             },
             (None, false, None) => Reply::new(settings.default_dialect),
         };
-        super::log::record("tool", &request.tool_id);
+        super::log::note_tool(&parts.extensions, &request.tool_id);
         // serde_json rounds numbers it cannot hold exactly; the raw literals tell which.
         let input_errors = match &request.input {
             Some(input) if numbers::has_float(input) => numbers::inexact(&bytes, flat),

@@ -4,7 +4,7 @@
 //!
 //! What happens to a request, outside in:
 //!
-//! 1. [`log`]: one span and one log line per request, whatever the outcome;
+//! 1. [`log`]: one log line per request, whatever the outcome;
 //! 2. [`guard`]: cross-site `Origin`s and (on loopback) foreign `Host`s are refused, so a web page
 //!    cannot drive the bridge (CSRF, DNS rebinding); allowed origins get CORS headers;
 //! 3. [`auth`]: server authentication on every route but `/health`, `/oauth/callback` and (when

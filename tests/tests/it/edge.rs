@@ -318,8 +318,14 @@ async fn issue_8_caller_fields_cannot_forge_log_lines() {
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(log.contains("Tool call failed."), "{log}");
     assert!(
+        log.lines().any(|line| line.contains("Tool call failed.")
+            && line.contains(r#"tool="System.Fail""#)
+            && line.contains(r#"path="/tools/call""#)),
+        "the line names the method, path and tool:\n{log}"
+    );
+    assert!(
         !log.lines()
-            .any(|line| line.contains("INFO forged") && !line.contains("request{")),
+            .any(|line| line.starts_with("2026-01-01T00:00:00Z")),
         "a caller-supplied newline started a log line:\n{log}"
     );
     assert!(log.contains(r"x\n2026"), "the newline is escaped:\n{log}");
