@@ -9,7 +9,8 @@
 # Installs what it needs (pinned): the MCP server (scripts/install-mcp-servers.sh) and mcpo in a
 # virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
 # Both servers listen on loopback; the load generator (bench/loadgen) keeps one connection per
-# client. Prints one line per (server, concurrency): calls/s and p50/p90/p99 latency in µs.
+# client. Prints one line per (server, concurrency): calls/s and p50/p90/p99 latency in µs, and
+# for otc-bridge (and the baseline) its own CPU time per call.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -37,14 +38,18 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-RUST_LOG="${RUST_LOG:-warn}" "$TARGET/otc-bridge" --listen "127.0.0.1:$BRIDGE_PORT" \
+# The bridge reads its filter from --log-level or OTC_LOG (RUST_LOG is not read): measured at
+# the default, info, as users run it. OTC_LOG=warn shows what logging costs.
+"$TARGET/otc-bridge" --listen "127.0.0.1:$BRIDGE_PORT" \
     --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-bridge.log 2>&1 &
 PIDS+=($!)
+BRIDGE_PID=$!
 if [ -n "${BASELINE:-}" ]; then
     BASELINE_PORT=$(free_port)
-    RUST_LOG="${RUST_LOG:-warn}" "$BASELINE" --listen "127.0.0.1:$BASELINE_PORT" \
+    "$BASELINE" --listen "127.0.0.1:$BASELINE_PORT" \
         --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-baseline.log 2>&1 &
     PIDS+=($!)
+    BASELINE_PID=$!
 fi
 "$VENV/bin/mcpo" --host 127.0.0.1 --port "$MCPO_PORT" --log-level WARNING -- "$EVERYTHING" stdio \
     >/tmp/otc-bench-mcpo.log 2>&1 &
@@ -71,13 +76,25 @@ if [ -n "${BASELINE:-}" ]; then
     wait_ready "$BASELINE_URL" "$BRIDGE_BODY"
 fi
 
+# CPU seconds (user + system, in clock ticks) a process has used.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# One load run against a bridge, with the bridge's own CPU time per call (its MCP child not
+# counted): steadier than calls/s on a shared machine, and what the bridge adds to each call.
+measure_bridge() {
+    local label="$1" url="$2" pid="$3" before after line calls
+    before=$(cpu_ticks "$pid")
+    line=$("$TARGET/otc-loadgen" --label "$label" --url "$url" --body "$BRIDGE_BODY" \
+        --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION")
+    after=$(cpu_ticks "$pid")
+    calls=$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")
+    echo "$line bridge_cpu_us_per_call=$(( (after - before) * 1000000 / $(getconf CLK_TCK) / (calls > 0 ? calls : 1) ))"
+}
+
 echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores"
 for c in $LEVELS; do
-    "$TARGET/otc-loadgen" --label otc-bridge --url "$BRIDGE_URL" --body "$BRIDGE_BODY" \
-        --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION"
+    measure_bridge otc-bridge "$BRIDGE_URL" "$BRIDGE_PID"
     if [ -n "${BASELINE:-}" ]; then
-        "$TARGET/otc-loadgen" --label baseline --url "$BASELINE_URL" --body "$BRIDGE_BODY" \
-            --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION"
+        measure_bridge baseline "$BASELINE_URL" "$BASELINE_PID"
     fi
     "$TARGET/otc-loadgen" --label mcpo --url "$MCPO_URL" --body "$MCPO_BODY" \
         --expect 'Echo: hi' --concurrency "$c" --duration-secs "$DURATION"

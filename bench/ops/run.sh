@@ -44,7 +44,7 @@ bridge() {
     port=$(free_port)
     printf '%s\nsources:\n  - type: mcp\n    toolkit: Everything\n    transport: {type: stdio, command: "%s stdio"}\n' \
         "$extra" "$EVERYTHING" >"$WORK/$name.yaml"
-    RUST_LOG=warn "$TARGET/otc-bridge" --config "$WORK/$name.yaml" --listen "127.0.0.1:$port" \
+    "$TARGET/otc-bridge" --config "$WORK/$name.yaml" --listen "127.0.0.1:$port" \
         --log-level warn >"$WORK/$name.log" 2>&1 &
     PIDS+=($!)
     printf -v "${name}_URL" '%s' "http://127.0.0.1:$port/tools/call"
