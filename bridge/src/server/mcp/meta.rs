@@ -21,9 +21,10 @@ use serde_json::{Map, Value, json};
 
 use super::McpSettings;
 use super::credentials;
+use super::failure::McpFailure;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
-use crate::rescue::{ApiError, McpFailure};
+use crate::rescue::{ApiError, Extra, Refusal};
 use otc_search::MAX_QUERY_CHARS;
 
 /// `search_tools`.
@@ -262,7 +263,7 @@ pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
     };
     let entry = match call::resolve(catalog, &args.path) {
         Ok(entry) => entry,
-        Err(refusal) => return refused(catalog, refusal, &args.path),
+        Err(refusal) => return refused(catalog, refusal.into(), &args.path),
     };
     let def = entry.definition();
     let name = def.id.name();
@@ -366,7 +367,7 @@ pub async fn call_path(
             }
         },
         Err(refusal) => {
-            tracing::info!(tool = %crate::rescue::echo(&path), ms, status = refusal.status(), detail = refusal.log_detail().unwrap_or_default(), "MCP call refused");
+            tracing::info!(tool = %crate::rescue::echo(&path), ms, status = refusal.status.as_u16(), detail = refusal.log.as_deref().unwrap_or_default(), "MCP call refused");
             refused(catalog, refusal, &path)
         }
     }
@@ -378,7 +379,7 @@ pub fn not_found(catalog: &Catalog, name: &str) -> CallToolResult {
         id: name.to_owned(),
         suggestion: None,
     };
-    refused(catalog, refusal, name)
+    refused(catalog, refusal.into(), name)
 }
 
 /// A value as a result: a string as it is, anything else as JSON; an object also as
@@ -403,11 +404,10 @@ fn failure(failed: McpFailure) -> CallToolResult {
 
 /// A refusal before the call, with the closest paths when `path` names no tool: the served
 /// name differing only in case, then what a search for its words finds.
-fn refused(catalog: &Catalog, refusal: ApiError, path: &str) -> CallToolResult {
-    let mut closest: Vec<String> = match &refusal {
-        ApiError::UnknownTool { suggestion, .. } => suggestion.iter().cloned().collect(),
-        ApiError::BadToolId(_) | ApiError::MissingToolId => Vec::new(),
-        _ => return failure(refusal.into_mcp(path, &[])),
+fn refused(catalog: &Catalog, refusal: Refusal, path: &str) -> CallToolResult {
+    let mut closest: Vec<String> = match &refusal.extra {
+        Extra::NoSuchTool { suggestion } => suggestion.iter().cloned().collect(),
+        _ => return failure(McpFailure::from_refusal(refusal, path, &[])),
     };
     let name = path.split('@').next().unwrap_or_default();
     let latest = catalog.latest();
@@ -420,7 +420,7 @@ fn refused(catalog: &Catalog, refusal: ApiError, path: &str) -> CallToolResult {
         }
     }
     closest.truncate(3);
-    failure(refusal.into_mcp(path, &closest))
+    failure(McpFailure::from_refusal(refusal, path, &closest))
 }
 
 /// What a search result says a tool needs from its caller: requirement ids.
