@@ -238,7 +238,9 @@ async fn run(
                 }
                 Ok(Repeat::Reused) => return Err(ApiError::CallIdReused { call_id }),
                 Err(StoreUnavailable(reason)) => {
-                    return Err(ApiError::StateUnavailable { reason });
+                    return Err(ApiError::StateUnavailable {
+                        reason: reason.to_string(),
+                    });
                 }
             };
             let answer = forward.run(input, context, call_id, trace_id).await;
