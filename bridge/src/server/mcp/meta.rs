@@ -137,16 +137,39 @@ struct CallArgs {
     arguments: Option<Value>,
 }
 
+/// What is wrong with a meta-tool's arguments; the words are the model's, to correct them by.
+#[derive(Debug, thiserror::Error)]
+enum InvalidArguments {
+    /// They do not have the tool's shape (a field missing, or of another type).
+    #[error("Invalid arguments for {tool}: {error}.")]
+    Shape {
+        tool: &'static str,
+        error: serde_json::Error,
+    },
+    /// `search_tools`' `limit` is out of range.
+    #[error("Invalid arguments for {SEARCH}: limit must be between 1 and {MAX_LIMIT}, not {0}.", SEARCH = SEARCH, MAX_LIMIT = MAX_LIMIT)]
+    Limit(i64),
+    /// `search_tools`' `query` is blank.
+    #[error("Invalid arguments for {SEARCH}: query is empty; describe the task in a few words.", SEARCH = SEARCH)]
+    EmptyQuery,
+    /// `search_tools`' `query` is longer than a search reads (its length in characters).
+    #[error("Invalid arguments for {SEARCH}: query is {0} characters long, at most {MAX_QUERY_CHARS}; describe the task in a few words.", SEARCH = SEARCH, MAX_QUERY_CHARS = MAX_QUERY_CHARS)]
+    LongQuery(usize),
+}
+
 /// The arguments of a meta-tool, or what is wrong with them.
-fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, String> {
+fn parse<T: serde::de::DeserializeOwned>(
+    tool: &'static str,
+    arguments: JsonObject,
+) -> Result<T, InvalidArguments> {
     serde_json::from_value(Value::Object(arguments))
-        .map_err(|err| format!("Invalid arguments for {tool}: {err}."))
+        .map_err(|error| InvalidArguments::Shape { tool, error })
 }
 
 /// A meta-tool's arguments are wrong: worth retrying with others.
-fn invalid(message: String) -> CallToolResult {
+fn invalid(why: &InvalidArguments) -> CallToolResult {
     failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-        message,
+        message: why.to_string(),
         can_retry: true,
         ..Default::default()
     }))
@@ -156,40 +179,20 @@ fn invalid(message: String) -> CallToolResult {
 pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) -> CallToolResult {
     let args: SearchArgs = match parse(SEARCH, arguments) {
         Ok(args) => args,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(&why),
     };
     let limit = match args.limit {
         None => DEFAULT_LIMIT,
         Some(n) if n >= 1 => usize::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-        Some(n) => {
-            return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-                message: format!(
-                    "Invalid arguments for {SEARCH}: limit must be between 1 and {MAX_LIMIT}, not {n}."
-                ),
-                can_retry: true,
-                ..Default::default()
-            }));
-        }
+        Some(n) => return invalid(&InvalidArguments::Limit(n)),
     };
     let query = args.query.trim();
     if query.is_empty() {
-        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-            message: format!(
-                "Invalid arguments for {SEARCH}: query is empty; describe the task in a few words."
-            ),
-            can_retry: true,
-            ..Default::default()
-        }));
+        return invalid(&InvalidArguments::EmptyQuery);
     }
     let length = query.chars().count();
     if length > MAX_QUERY_CHARS {
-        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-            message: format!(
-                "Invalid arguments for {SEARCH}: query is {length} characters long, at most {MAX_QUERY_CHARS}; describe the task in a few words."
-            ),
-            can_retry: true,
-            ..Default::default()
-        }));
+        return invalid(&InvalidArguments::LongQuery(length));
     }
     let toolkit = args
         .toolkit
@@ -259,7 +262,7 @@ pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) 
 pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
     let args: ReadArgs = match parse(READ, arguments) {
         Ok(args) => args,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(&why),
     };
     let entry = match call::resolve(catalog, &args.path) {
         Ok(entry) => entry,
@@ -298,7 +301,7 @@ pub async fn call(
 ) -> CallToolResult {
     let args: CallArgs = match parse(CALL, arguments) {
         Ok(args) => args,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(&why),
     };
     call_path(
         catalog,
