@@ -19,7 +19,7 @@ use crate::catalog::lock::Drift;
 use crate::catalog::registry::{Catalog, Entry, Resolution};
 use crate::catalog::{requirements, validate};
 use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
-use crate::rescue::{self, ApiError, Rescued};
+use crate::rescue::{self, ApiError, Refusal, Rescued};
 use crate::telemetry::metrics::{Metrics, Outcome};
 use crate::telemetry::traces::{CallSpan, Traces};
 
@@ -68,18 +68,19 @@ pub struct Repeats<'a> {
     pub caller: &'a str,
 }
 
-/// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream;
-/// `Ok` is a response to send as it is, success or tool error. `default_timeout` applies when
-/// the tool's source sets none. With `repeats`, a call that repeats an earlier one (same
-/// caller, `call_id`, tool, input and context) is answered from the store, but only once the
-/// repeat has passed the same checks (requirements, validation) as a new call.
+/// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream,
+/// decided but not rendered (each edge renders it its own way); `Ok` is a response to send as
+/// it is, success or tool error. `default_timeout` applies when the tool's source sets none.
+/// With `repeats`, a call that repeats an earlier one (same caller, `call_id`, tool, input and
+/// context) is answered from the store, but only once the repeat has passed the same checks
+/// (requirements, validation) as a new call.
 pub async fn call(
     catalog: &Catalog,
     default_timeout: Duration,
     observe: Observe<'_>,
     repeats: Option<Repeats<'_>>,
     call: Call,
-) -> Result<Answer, ApiError> {
+) -> Result<Answer, Refusal> {
     let started = Instant::now();
     let metrics = observe.metrics;
     let mut counted = Counted {
@@ -102,14 +103,15 @@ pub async fn call(
         &mut counted,
         started,
     ))
-    .await;
+    .await
+    .map_err(Refusal::from);
     if metrics.is_some() || counted.span.is_some() {
         let outcome = match &result {
             Ok(answer) if matches!(answer.response.outcome, CallOutcome::Value(_)) => {
                 Outcome::Success
             }
             Ok(_) => Outcome::ToolError,
-            Err(refusal) => Outcome::Refused(refusal.status()),
+            Err(refusal) => Outcome::Refused(refusal.status.as_u16()),
         };
         if let Some(span) = counted.span.take() {
             span.finish(outcome);
@@ -238,7 +240,9 @@ async fn run(
                 }
                 Ok(Repeat::Reused) => return Err(ApiError::CallIdReused { call_id }),
                 Err(StoreUnavailable(reason)) => {
-                    return Err(ApiError::StateUnavailable { reason });
+                    return Err(ApiError::StateUnavailable {
+                        reason: reason.to_string(),
+                    });
                 }
             };
             let answer = forward.run(input, context, call_id, trace_id).await;

@@ -132,7 +132,7 @@ pub(crate) struct McpArgs {
 
 impl McpArgs {
     /// The flags as the library's [`Overrides`].
-    pub(crate) fn overrides(&self, matches: &ArgMatches) -> Result<Overrides, String> {
+    pub(crate) fn overrides(&self, matches: &ArgMatches) -> Result<Overrides, FlagError> {
         Ok(Overrides {
             log_filter: self.log_level.clone(),
             call_timeout_secs: self.call_timeout_secs,
@@ -323,7 +323,7 @@ pub(crate) struct ServeArgs {
 
 impl ServeArgs {
     /// The flags as the library's [`Overrides`]; `matches` gives the source flags' order.
-    pub(crate) fn overrides(self, matches: &ArgMatches) -> Result<Overrides, String> {
+    pub(crate) fn overrides(self, matches: &ArgMatches) -> Result<Overrides, FlagError> {
         Ok(Overrides {
             listen: self.listen,
             dialect: self.dialect.map(Into::into),
@@ -364,7 +364,7 @@ pub(crate) struct InspectArgs {
 
 impl InspectArgs {
     /// The flags as the library's [`Overrides`] (sources and dialect only).
-    pub(crate) fn overrides(&self, matches: &ArgMatches) -> Result<Overrides, String> {
+    pub(crate) fn overrides(&self, matches: &ArgMatches) -> Result<Overrides, FlagError> {
         Ok(Overrides {
             dialect: self.dialect.map(Into::into),
             sources: source_flags(matches)?,
@@ -405,7 +405,38 @@ pub(crate) struct SourceArgs {
 
 /// Reads the source flags of `matches` in command-line order, attaching each modifier to the
 /// source before it.
-pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, String> {
+/// A source modifier flag in the wrong place; clap cannot tell, as the order of flags is ours.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum FlagError {
+    /// A modifier before any source.
+    #[error(
+        "{flag} must follow the source it applies to (--openapi, --mcp, --mcp-url or --mcp-sse)"
+    )]
+    NoSource {
+        /// The flag, e.g. `--toolkit`.
+        flag: String,
+    },
+    /// A modifier after a source of a kind it does not apply to.
+    #[error("{flag} applies to {kinds} sources only, not to '{target}'")]
+    WrongKind {
+        /// The flag.
+        flag: &'static str,
+        /// The kinds it applies to.
+        kinds: &'static str,
+        /// The source it follows.
+        target: String,
+    },
+    /// A modifier given twice for one source.
+    #[error("{flag} is given twice for '{target}'")]
+    Twice {
+        /// The flag.
+        flag: String,
+        /// The source.
+        target: String,
+    },
+}
+
+pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, FlagError> {
     let mut events: Vec<(usize, &str, String)> = Vec::new();
     for id in [
         "openapi",
@@ -447,33 +478,36 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Stri
         }
         let flag = format!("--{}", id.replace('_', "-"));
         let Some(last) = sources.last_mut() else {
-            return Err(format!(
-                "{flag} must follow the source it applies to (--openapi, --mcp, --mcp-url or --mcp-sse)"
-            ));
+            return Err(FlagError::NoSource { flag });
         };
         if id == "oauth" {
             if !matches!(last.kind, SourceKind::McpHttp | SourceKind::McpSse) {
-                return Err(format!(
-                    "--oauth applies to --mcp-url and --mcp-sse sources only, not to '{}'",
-                    last.target
-                ));
+                return Err(FlagError::WrongKind {
+                    flag: "--oauth",
+                    kinds: "--mcp-url and --mcp-sse",
+                    target: last.target.clone(),
+                });
             }
             last.oauth = true;
             continue;
         }
         let slot = match id {
             "base_url" if last.kind != SourceKind::OpenApi => {
-                return Err(format!(
-                    "--base-url applies to --openapi sources only, not to '{}'",
-                    last.target
-                ));
+                return Err(FlagError::WrongKind {
+                    flag: "--base-url",
+                    kinds: "--openapi",
+                    target: last.target.clone(),
+                });
             }
             "base_url" => &mut last.base_url,
             "toolkit" => &mut last.toolkit,
             _ => &mut last.version,
         };
         if slot.is_some() {
-            return Err(format!("{flag} is given twice for '{}'", last.target));
+            return Err(FlagError::Twice {
+                flag,
+                target: last.target.clone(),
+            });
         }
         *slot = Some(value);
     }
@@ -492,7 +526,7 @@ mod tests {
             .map_err(|e| e.to_string())?;
         let cli = Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?;
         assert!(cli.command.is_none());
-        source_flags(&matches)
+        source_flags(&matches).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -1,12 +1,13 @@
-//! Rescue: THE one place where errors become wire shapes (DESIGN.md §3, STYLE.md §2.3).
+//! Rescue: THE one place where errors become what a caller is told (DESIGN.md §3, STYLE.md §2.3).
 //!
 //! Every failure a caller can see is decided here, in two tables:
 //!
-//! - [`ApiError`]: the call was **refused before anything was sent upstream** (bad body, unknown
-//!   tool, missing context, invalid input, a source that is down or misconfigured). Each variant
-//!   carries its status (400, 401, 403, 415, 422) and headers ([`ApiError::status`],
-//!   [`ApiError::headers`]) and becomes the dialect's `ServerErrorResponse` or
-//!   `ValidationErrorResponse` ([`ApiError::into_body`]).
+//! - [`ApiError`] → [`Refusal`]: the call was **refused before anything was sent upstream** (bad
+//!   body, unknown tool, missing context, invalid input, a source that is down or misconfigured,
+//!   an unknown path). One match ([`Refusal::from`]) gives each its status (400, 401, 403, 404,
+//!   415, 422), words, log line and headers; the edges only render the [`Refusal`]: the OTC edge
+//!   as the dialect's `ServerErrorResponse` or `ValidationErrorResponse`, the MCP edge as a tool
+//!   result with `isError: true`.
 //! - [`rescue`]: an [`AdapterError`] from the adapter is sorted into "refused before the call"
 //!   (an `ApiError` again: the source was known down, or its configuration cannot work) or "failed
 //!   in the tool" (a 200 `success: false` with a [`ToolError`] whose retry hints come from the
@@ -15,17 +16,16 @@
 //! Following dropshot's split, `message` is written for people and models. Nothing a client sees
 //! carries configuration (command lines, file paths, upstream URLs with keys), secrets or Rust
 //! `Debug` output: `developer_message` holds only the top-level description of what happened,
-//! and the full cause chain goes to the log ([`ApiError::log_detail`], [`cause_chain`]), written
-//! once per request by the server's logging middleware.
+//! and the full cause chain goes to the log ([`Refusal::log`], [`cause_chain`]), written once per
+//! request by the server's logging middleware.
 
 use std::fmt::Write as _;
 
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use indexmap::IndexMap;
 use otc_adapters::AdapterError;
 use otc_mappings::otc::{
-    MissingRequirements, ServerErrorResponse, ToolDefinition, ToolError, ToolIdError, ToolVersion,
-    UnsupportedSchema, ValidationErrorResponse,
+    MissingRequirements, ToolDefinition, ToolError, ToolIdError, ToolVersion, UnsupportedSchema,
 };
 use serde_json::Value;
 
@@ -146,167 +146,265 @@ pub enum ApiError {
         /// One message per top-level parameter.
         parameter_errors: IndexMap<String, Value>,
     },
+    /// No endpoint has the request's path (404).
+    #[error("no endpoint has this path")]
+    NoSuchEndpoint,
 }
 
-/// The status and body an [`ApiError`] becomes (before dialect-specific wrapping).
+/// What a caller is told about a refusal, decided once for every edge (dropshot's `HttpError`
+/// is the model): the status, the words for people and models, the words for developers, what
+/// only the log may see, the headers, and the details an edge may render in its own shape.
+///
+/// Built from an [`ApiError`] in one match ([`Refusal::from`]); the OTC edge renders it as a
+/// `ServerErrorResponse` or `ValidationErrorResponse` (`server::Reply::error`), the MCP edge as
+/// a tool result with `isError: true` (`server::mcp`). Neither looks at the error again.
 #[derive(Debug)]
-pub enum ErrorBody {
-    /// 400, 401, 403 or 415 with a `ServerErrorResponse`.
-    Server(u16, ServerErrorResponse),
-    /// 422 with a `ValidationErrorResponse`.
-    Validation(ValidationErrorResponse),
+pub struct Refusal {
+    /// The HTTP status (400, 401, 403, 404, 415 or 422).
+    pub status: StatusCode,
+    /// For people and models: what went wrong and what to do. Safe to show: no configuration,
+    /// no secrets, caller-supplied text cut to [`MAX_ECHO_CHARS`].
+    pub message: String,
+    /// For the caller's developers: how to fix the request. Never a cause chain.
+    pub developer_message: Option<String>,
+    /// For the log only: what the caller is not told (why authentication failed, why a source
+    /// is down). `None` when the status says it all.
+    pub log: Option<String>,
+    /// Headers the answer carries (`WWW-Authenticate`, `Accept`).
+    pub headers: HeaderMap,
+    /// Whether the same call may succeed later (a source restarting) or with corrected input;
+    /// the MCP edge's `can_retry`.
+    pub can_retry: bool,
+    /// The details an edge renders in its own shape.
+    pub extra: Extra,
 }
 
-impl ApiError {
-    /// The status code of this error.
-    pub fn status(&self) -> u16 {
-        match self {
-            Self::Unauthorized(_) => 401,
-            Self::Forbidden(_) => 403,
-            Self::UnsupportedMediaType => 415,
-            Self::InvalidInput { .. } => 422,
-            _ => 400,
+/// The details of a [`Refusal`] beyond its words, which each edge renders its own way.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub enum Extra {
+    /// Nothing beyond the words.
+    #[default]
+    None,
+    /// The call names no tool (no id, not an id, or an unknown one); MCP offers the closest.
+    NoSuchTool {
+        /// A served id that differs only in letter case, if any.
+        suggestion: Option<String>,
+    },
+    /// The tool exists, but not in the version asked for.
+    Versions {
+        /// The versions served.
+        available: Vec<String>,
+        /// What changed upstream, when the version asked for is a locked one; a sentence.
+        changed: Option<String>,
+    },
+    /// `context` lacks what the tool requires.
+    Missing {
+        /// What is missing, as the OXP dialects' `missing_requirements`.
+        missing: Box<MissingRequirements>,
+        /// Every missing id (authorizations, secrets, `user_id`), for hosts without context.
+        ids: Vec<String>,
+    },
+    /// `input` fails the tool's input schema: one message per top-level parameter.
+    ParameterErrors(IndexMap<String, Value>),
+}
+
+impl Refusal {
+    /// A refusal with `status` and `message`, and nothing else yet.
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            developer_message: None,
+            log: None,
+            headers: HeaderMap::new(),
+            can_retry: false,
+            extra: Extra::None,
         }
     }
 
-    /// The headers this error adds to its response.
-    pub fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
-        match self {
-            Self::Unauthorized(_) => {
-                vec![(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))]
-            }
-            Self::UnsupportedMediaType => {
-                vec![(header::ACCEPT, HeaderValue::from_static("application/json"))]
-            }
-            _ => Vec::new(),
-        }
+    /// A 400 with `message`: the standard's "refused before the tool is called".
+    fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
     }
 
-    /// What the log should say about this error beyond its status: the reasons a client is not
-    /// told (why authentication failed, why a source is down). `None` when the status says it all.
-    pub fn log_detail(&self) -> Option<String> {
-        match self {
-            Self::Unauthorized(_)
-            | Self::Forbidden(_)
-            | Self::BodyUnreadable(_)
-            | Self::Unavailable { .. }
-            | Self::StateUnavailable { .. }
-            | Self::Misconfigured { .. } => Some(self.to_string()),
-            _ => None,
-        }
+    fn developer(mut self, developer_message: impl Into<String>) -> Self {
+        self.developer_message = Some(developer_message.into());
+        self
     }
 
-    /// The wire body. `with_challenges` is true in the OXP dialects, which define
-    /// `missing_requirements`.
-    pub fn into_body(self, with_challenges: bool) -> ErrorBody {
-        let status = self.status();
-        let server = |message: String, developer_message: Option<String>| {
-            ErrorBody::Server(
-                status,
-                ServerErrorResponse {
-                    message,
-                    developer_message,
-                    ..Default::default()
-                },
+    fn log(mut self, log: String) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    fn header(mut self, name: HeaderName, value: &'static str) -> Self {
+        self.headers.insert(name, HeaderValue::from_static(value));
+        self
+    }
+
+    fn retry(mut self) -> Self {
+        self.can_retry = true;
+        self
+    }
+
+    fn extra(mut self, extra: Extra) -> Self {
+        self.extra = extra;
+        self
+    }
+}
+
+impl From<ApiError> for Refusal {
+    /// THE table: every refusal's status, words, log line and headers.
+    fn from(err: ApiError) -> Self {
+        // Bound by reference where the log needs the whole error's text.
+        match err {
+            ApiError::Unauthorized(ref reason) => Refusal::new(
+                StatusCode::UNAUTHORIZED,
+                "Authentication required: send a valid bearer token or API key.",
             )
-        };
-        match self {
-            Self::Unauthorized(reason) => server("Authentication required: send a valid bearer token or API key.".to_owned(), Some(reason)),
-            Self::Forbidden(reason) => server(format!("Forbidden: {reason}."), None),
-            Self::UnsupportedMediaType => server(
-                "The request body must be JSON: send it with 'Content-Type: application/json'.".to_owned(),
-                None,
+            .developer(reason.clone())
+            .log(err.to_string())
+            .header(header::WWW_AUTHENTICATE, "Bearer"),
+            ApiError::Forbidden(ref reason) => {
+                Refusal::new(StatusCode::FORBIDDEN, format!("Forbidden: {reason}."))
+                    .log(err.to_string())
+            }
+            ApiError::UnsupportedMediaType => Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "The request body must be JSON: send it with 'Content-Type: application/json'.",
+            )
+            .header(header::ACCEPT, "application/json"),
+            ApiError::BodyTooLarge { limit } => Refusal::bad_request(format!(
+                "The request body is too large: the limit is {limit} bytes."
+            ))
+            .developer(
+                "raise limits.max_body_bytes (or --max-body-bytes) if larger inputs are expected",
             ),
-            Self::BodyTooLarge { limit } => server(
-                format!("The request body is too large: the limit is {limit} bytes."),
-                Some("raise limits.max_body_bytes (or --max-body-bytes) if larger inputs are expected".to_owned()),
+            ApiError::BodyUnreadable(_) => Refusal::bad_request(
+                "The request body could not be read: the client stopped sending it or took too long.",
+            )
+            .log(err.to_string()),
+            ApiError::MalformedBody(detail) => {
+                Refusal::bad_request(format!("The request body is not valid: {}", echo(&detail)))
+            }
+            ApiError::MissingRequest => Refusal::bad_request(
+                "The body must be {\"request\": {\"tool_id\": …}} or a bare call request with 'tool_id'.",
             ),
-            Self::BodyUnreadable(_) => server(
-                "The request body could not be read: the client stopped sending it or took too long.".to_owned(),
-                None,
-            ),
-            Self::MalformedBody(detail) => server(format!("The request body is not valid: {}", echo(&detail)), None),
-            Self::MissingRequest => server(
-                "The body must be {\"request\": {\"tool_id\": …}} or a bare call request with 'tool_id'.".to_owned(),
-                None,
-            ),
-            Self::MissingToolId => server("'tool_id' is required, e.g. \"Calculator.Add@1.0.0\".".to_owned(), None),
-            Self::BadToolId(err) => server(capitalise(&echo(&err.to_string())), None),
-            Self::UnsupportedSchema(err) => server(capitalise(&echo(&err.to_string())), None),
-            Self::UnknownTool { id, suggestion } => {
+            ApiError::MissingToolId => {
+                Refusal::bad_request("'tool_id' is required, e.g. \"Calculator.Add@1.0.0\".")
+                    .extra(Extra::NoSuchTool { suggestion: None })
+            }
+            ApiError::BadToolId(err) => {
+                Refusal::bad_request(capitalise(&echo(&err.to_string())))
+                    .extra(Extra::NoSuchTool { suggestion: None })
+            }
+            ApiError::UnsupportedSchema(err) => {
+                Refusal::bad_request(capitalise(&echo(&err.to_string())))
+            }
+            ApiError::UnknownTool { id, suggestion } => {
                 let mut message = format!("Tool '{}' was not found.", echo(&id));
-                if let Some(s) = suggestion {
+                if let Some(s) = &suggestion {
                     let _ = write!(message, " Did you mean '{s}'?");
                 }
-                server(message, Some("GET /tools lists the tools this server offers".to_owned()))
+                Refusal::bad_request(message)
+                    .developer("GET /tools lists the tools this server offers")
+                    .extra(Extra::NoSuchTool { suggestion })
             }
-            Self::UnknownVersion { id, available, changed } => {
-                let list = available.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-                let mut message = format!("Tool '{}' is not available in that version. Available versions: {list}.", echo(&id));
-                if let Some(changed) = changed {
-                    let _ = write!(message, " {}", capitalise(&changed));
+            ApiError::UnknownVersion {
+                id,
+                available,
+                changed,
+            } => {
+                let available: Vec<String> = available.iter().map(ToString::to_string).collect();
+                let changed = changed.as_deref().map(capitalise);
+                let mut message = format!(
+                    "Tool '{}' is not available in that version. Available versions: {}.",
+                    echo(&id),
+                    available.join(", ")
+                );
+                if let Some(changed) = &changed {
+                    let _ = write!(message, " {changed}");
                 }
-                server(message, Some("'@x' means exactly x.0.0; omit the version for the latest".to_owned()))
+                Refusal::bad_request(message)
+                    .developer("'@x' means exactly x.0.0; omit the version for the latest")
+                    .extra(Extra::Versions { available, changed })
             }
-            Self::Refused { message } => server(
-                capitalise(&message),
-                Some("the bridge serves locked tools only as they were reviewed".to_owned()),
-            ),
-            Self::MissingRequirements { tool, missing, authorization_ids, refused } => {
+            ApiError::Refused { message } => Refusal::bad_request(capitalise(&message))
+                .developer("the bridge serves locked tools only as they were reviewed"),
+            ApiError::MissingRequirements {
+                tool,
+                missing,
+                authorization_ids,
+                refused,
+            } => {
+                let mut ids: Vec<String> =
+                    missing.authorization.iter().map(|c| c.id.clone()).collect();
+                ids.extend(authorization_ids);
                 let mut parts = Vec::new();
-                let mut auth: Vec<&str> = missing.authorization.iter().map(|c| c.id.as_str()).collect();
-                auth.extend(authorization_ids.iter().map(String::as_str));
-                if !auth.is_empty() {
-                    parts.push(format!("authorization for {}", auth.join(", ")));
+                if !ids.is_empty() {
+                    parts.push(format!("authorization for {}", ids.join(", ")));
                 }
-                if !missing.secrets.is_empty() {
-                    let ids: Vec<&str> = missing.secrets.iter().map(|s| s.id.as_str()).collect();
-                    parts.push(format!("secret {}", ids.join(", ")));
+                let secrets: Vec<String> = missing.secrets.iter().map(|s| s.id.clone()).collect();
+                if !secrets.is_empty() {
+                    parts.push(format!("secret {}", secrets.join(", ")));
                 }
+                ids.extend(secrets);
                 if missing.user_id == Some(true) {
                     parts.push("a user_id".to_owned());
+                    ids.push("user_id".to_owned());
                 }
-                let mut message = format!("Tool '{tool}' requires {} in the call's context.", parts.join(" and "));
+                let mut message = format!(
+                    "Tool '{tool}' requires {} in the call's context.",
+                    parts.join(" and ")
+                );
                 if let Some(why) = refused {
-                    message.push_str(&format!(" The token given was not accepted: {why}; sign in again at the challenge's url."));
+                    let _ = write!(
+                        message,
+                        " The token given was not accepted: {why}; sign in again at the challenge's url."
+                    );
                 }
-                let body = ServerErrorResponse {
-                    message,
-                    developer_message: Some(
-                        "put tokens in context.authorization[{id, token}], secrets in context.secrets[{id, value}], and context.user_id".to_owned(),
-                    ),
-                    // OTC 1.0 defines no `missing_requirements`, but its error body is open: a
-                    // challenge is the only way its caller can go on, so it is sent there too.
-                    missing_requirements: (with_challenges || !missing.authorization.is_empty())
-                        .then_some(*missing),
-                    ..Default::default()
-                };
-                ErrorBody::Server(status, body)
+                Refusal::bad_request(message)
+                    .developer("put tokens in context.authorization[{id, token}], secrets in context.secrets[{id, value}], and context.user_id")
+                    .extra(Extra::Missing { missing, ids })
             }
-            Self::CallIdReused { call_id } => server(
-                format!(
-                    "call_id '{}' was already used for a call with another tool or input; a new call needs a new call_id.",
-                    echo(&call_id)
-                ),
-                Some("call_id is the call's idempotency key: a repeat with the same tool and input returns the first call's response".to_owned()),
+            ApiError::CallIdReused { call_id } => Refusal::bad_request(format!(
+                "call_id '{}' was already used for a call with another tool or input; a new call needs a new call_id.",
+                echo(&call_id)
+            ))
+            .developer("call_id is the call's idempotency key: a repeat with the same tool and input returns the first call's response"),
+            ApiError::StateUnavailable { .. } => Refusal::bad_request(
+                "The call cannot be checked for duplicates right now; try again shortly.",
+            )
+            .developer("the idempotency store is unreachable and `idempotency.on_store_error` is `refuse`; the server log says why")
+            .log(err.to_string())
+            .retry(),
+            ApiError::Unavailable {
+                ref source_name, ..
+            } => Refusal::bad_request("The tool is temporarily unavailable; try again shortly.")
+                .developer(format!(
+                    "source '{source_name}' is not ready (restarting or down); the server log says why"
+                ))
+                .log(err.to_string())
+                .retry(),
+            ApiError::Misconfigured {
+                ref source_name,
+                ref detail,
+            } => Refusal::bad_request(
+                "The server is not configured correctly for this tool; retrying will not help until its operator fixes the configuration.",
+            )
+            .developer(format!("source '{source_name}': {detail}"))
+            .log(err.to_string()),
+            ApiError::InvalidInput { parameter_errors } => Refusal::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Some input parameters are invalid.",
+            )
+            .retry()
+            .extra(Extra::ParameterErrors(parameter_errors)),
+            ApiError::NoSuchEndpoint => Refusal::new(
+                StatusCode::NOT_FOUND,
+                "Not found. Endpoints: GET /health, GET /tools, POST /tools/call, POST /mcp.",
             ),
-            Self::StateUnavailable { .. } => server(
-                "The call cannot be checked for duplicates right now; try again shortly.".to_owned(),
-                Some("the idempotency store is unreachable and `idempotency.on_store_error` is `refuse`; the server log says why".to_owned()),
-            ),
-            Self::Unavailable { source_name, .. } => server(
-                "The tool is temporarily unavailable; try again shortly.".to_owned(),
-                Some(format!("source '{source_name}' is not ready (restarting or down); the server log says why")),
-            ),
-            Self::Misconfigured { source_name, detail } => server(
-                "The server is not configured correctly for this tool; retrying will not help until its operator fixes the configuration.".to_owned(),
-                Some(format!("source '{source_name}': {detail}")),
-            ),
-            Self::InvalidInput { parameter_errors } => ErrorBody::Validation(ValidationErrorResponse {
-                message: "Some input parameters are invalid.".to_owned(),
-                parameter_errors,
-                ..Default::default()
-            }),
         }
     }
 }
@@ -498,130 +596,6 @@ pub fn cause_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-/// A failed call as an MCP host sees it (DESIGN.md §8): a tool result with `isError: true`, a
-/// text that starts with `Error: ` for the model to read and correct itself by, and the
-/// standard's `ToolError` (retry hints included) for programs, as `structuredContent.error`.
-/// JSON-RPC errors are kept for protocol faults; no failure of a call is one.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpFailure {
-    /// The text block, starting with `Error: `.
-    pub text: String,
-    /// The `ToolError`, with the refusal's details (`parameter_errors`, `missing`) beside it.
-    pub error: ToolError,
-}
-
-impl McpFailure {
-    /// A failure in the tool (a 200 `success: false` on the OTC side): its message, and what
-    /// the upstream said, unchanged, on the next line.
-    pub fn from_tool_error(error: ToolError) -> Self {
-        let mut text = format!("Error: {}", error.message);
-        if let Some(more) = &error.additional_prompt_content {
-            let _ = write!(text, "\n{more}");
-        }
-        Self { text, error }
-    }
-}
-
-impl ApiError {
-    /// This refusal as an MCP tool result's failure. `path` is the tool path as the host gave
-    /// it; `closest` the served paths nearest to it, offered when it names no tool.
-    pub fn into_mcp(self, path: &str, closest: &[String]) -> McpFailure {
-        let mut error = ToolError::default();
-        let text = match self {
-            Self::UnknownTool { .. } | Self::MissingToolId | Self::BadToolId(_) => {
-                let mut text = format!("Error: Tool not found: {}", echo(path));
-                if !closest.is_empty() {
-                    let _ = write!(text, "\nClosest tools: {}", closest.join(", "));
-                    error.extra.insert("closest".to_owned(), closest.into());
-                }
-                text.push_str("\nUse search_tools to find a tool, then call it by its path.");
-                text
-            }
-            Self::UnknownVersion {
-                available, changed, ..
-            } => {
-                let list: Vec<String> = available.iter().map(ToString::to_string).collect();
-                error
-                    .extra
-                    .insert("versions".to_owned(), list.clone().into());
-                let mut text = format!(
-                    "Error: Tool not found: {} (served versions: {}; '@x' means exactly x.0.0, no version means the latest)",
-                    echo(path),
-                    list.join(", ")
-                );
-                if let Some(changed) = changed {
-                    let _ = write!(text, "\n{}", capitalise(&changed));
-                }
-                text
-            }
-            Self::MissingRequirements {
-                missing,
-                authorization_ids,
-                ..
-            } => {
-                let mut ids: Vec<String> =
-                    missing.authorization.iter().map(|c| c.id.clone()).collect();
-                ids.extend(authorization_ids);
-                ids.extend(missing.secrets.iter().map(|s| s.id.clone()));
-                if missing.user_id == Some(true) {
-                    ids.push("user_id".to_owned());
-                }
-                let quoted: Vec<String> = ids.iter().map(|id| format!("\"{id}\"")).collect();
-                error.extra.insert("missing".to_owned(), ids.into());
-                format!(
-                    "Error: No credentials for {}. MCP calls carry no context: configure the credential on the bridge for this tool's source, or have the MCP host send it in an HTTP header named in that source's `context_headers` (e.g. `context_headers: {{GITHUB_TOKEN: X-GitHub-Token}}`).",
-                    quoted.join(", ")
-                )
-            }
-            Self::InvalidInput { parameter_errors } => {
-                error.can_retry = true;
-                let mut text = "Error: Invalid arguments:".to_owned();
-                for (name, reason) in &parameter_errors {
-                    let reason = match reason {
-                        Value::String(s) => s.clone(),
-                        Value::Array(items) => items
-                            .iter()
-                            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                        other => other.to_string(),
-                    };
-                    let _ = write!(text, "\n- {name}: {reason}");
-                }
-                text.push_str("\nUse read_tool to see the input schema.");
-                let names: Vec<&str> = parameter_errors.keys().map(String::as_str).collect();
-                error.message = format!("Invalid arguments: {}.", names.join(", "));
-                error.extra.insert(
-                    "parameter_errors".to_owned(),
-                    Value::Object(parameter_errors.into_iter().collect()),
-                );
-                text
-            }
-            Self::Unavailable { .. } | Self::StateUnavailable { .. } => {
-                error.can_retry = true;
-                "Error: The tool is temporarily unavailable; try again shortly.".to_owned()
-            }
-            other => {
-                let message = match other.into_body(false) {
-                    ErrorBody::Server(_, body) => body.message,
-                    ErrorBody::Validation(body) => body.message,
-                };
-                format!("Error: {message}")
-            }
-        };
-        if error.message.is_empty() {
-            error.message = text
-                .strip_prefix("Error: ")
-                .unwrap_or(&text)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-        }
-        McpFailure { text, error }
-    }
-}
-
 fn http_reason(status: u16) -> &'static str {
     http::StatusCode::from_u16(status)
         .ok()
@@ -689,13 +663,17 @@ mod tests {
         let Rescued::Refused(err) = rescue(&setup, &tool(), "pets") else {
             panic!("a configuration fault is refused before the call");
         };
-        let ErrorBody::Server(400, body) = err.into_body(false) else {
-            panic!("400");
-        };
-        assert!(body.message.contains("retrying will not help"), "{body:?}");
-        assert!(!body.message.contains("try again"), "{body:?}");
+        let refusal = Refusal::from(err);
+        assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
+        assert!(!refusal.can_retry);
         assert!(
-            body.developer_message
+            refusal.message.contains("retrying will not help"),
+            "{refusal:?}"
+        );
+        assert!(!refusal.message.contains("try again"), "{refusal:?}");
+        assert!(
+            refusal
+                .developer_message
                 .unwrap()
                 .contains("invalid header 'a b'")
         );
@@ -710,27 +688,22 @@ mod tests {
         let Rescued::Refused(err) = rescue(&down, &tool(), "srv") else {
             panic!("refused");
         };
-        assert!(err.log_detail().unwrap().contains("hunter2"));
-        let ErrorBody::Server(_, body) = err.into_body(false) else {
-            panic!("400");
-        };
-        let text = serde_json::to_string(&body).unwrap();
+        let refusal = Refusal::from(err);
+        assert!(refusal.log.as_deref().unwrap().contains("hunter2"));
+        let shown = [refusal.message, refusal.developer_message.unwrap()].join(" ");
         assert!(
-            !text.contains("hunter2") && !text.contains("/etc/x"),
-            "{text}"
+            !shown.contains("hunter2") && !shown.contains("/etc/x"),
+            "{shown}"
         );
     }
 
     #[test]
     fn issue_8_long_ids_are_not_echoed_in_full() {
         let id = "A".repeat(100_000);
-        let ErrorBody::Server(_, body) = ApiError::UnknownTool {
+        let refusal = Refusal::from(ApiError::UnknownTool {
             id,
             suggestion: None,
-        }
-        .into_body(false) else {
-            panic!("400");
-        };
-        assert!(body.message.len() < 300, "{}", body.message.len());
+        });
+        assert!(refusal.message.len() < 300, "{}", refusal.message.len());
     }
 }

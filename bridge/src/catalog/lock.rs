@@ -137,8 +137,53 @@ pub enum LockError {
     Invalid {
         /// The file.
         path: String,
-        /// What is wrong.
-        detail: String,
+        /// What is wrong: said in the message, so not also a `source`.
+        detail: InvalidLock,
+    },
+}
+
+/// What makes a text no lockfile. Each cause is in its variant's message, so none is also a
+/// `source` (an error chain would print it twice).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidLock {
+    /// The text is not JSON of a lockfile's shape (or past the bounds of any text).
+    #[error("{0}")]
+    Text(otc_mappings::text::TextError),
+    /// A lockfile format this bridge does not read.
+    #[error("format {0} is not supported (this bridge writes {FORMAT})", FORMAT = FORMAT)]
+    Format(u32),
+    /// A tool's definition is not JSON that can be kept.
+    #[error("'{key}': {error}")]
+    Definition {
+        /// The tool's id as locked.
+        key: String,
+        /// Why.
+        error: serde_json::Error,
+    },
+    /// A key is not a tool id.
+    #[error("'{key}': {error}")]
+    Id {
+        /// The key.
+        key: String,
+        /// Why.
+        error: otc_mappings::otc::ToolIdError,
+    },
+    /// A key has no full version.
+    #[error("'{key}': a locked id needs its full version")]
+    Unversioned {
+        /// The key.
+        key: String,
+    },
+    /// Two locked versions name one upstream version of a tool.
+    #[error("'{key}' and version {other} lock the same upstream version {upstream}")]
+    SameUpstream {
+        /// The key.
+        key: String,
+        /// The other locked version.
+        other: ToolVersion,
+        /// The upstream version both name.
+        upstream: ToolVersion,
     },
 }
 
@@ -158,30 +203,34 @@ impl Lockfile {
     }
 
     /// Parses a lockfile's text.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut file: File = otc_mappings::text::parse_json(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Self, InvalidLock> {
+        let mut file: File = otc_mappings::text::parse_json(text).map_err(InvalidLock::Text)?;
         if file.lockfile != FORMAT {
-            return Err(format!(
-                "format {} is not supported (this bridge writes {FORMAT})",
-                file.lockfile
-            ));
+            return Err(InvalidLock::Format(file.lockfile));
         }
         let mut by_upstream = HashMap::new();
         for (key, locked) in &mut file.tools {
             // The file is pretty-printed; what is kept is compact.
-            let value: Value = serde_json::from_str(locked.definition.get())
-                .map_err(|e| format!("'{key}': {e}"))?;
-            locked.definition = to_raw_value(&value).map_err(|e| format!("'{key}': {e}"))?;
-            let id: ToolId = key.parse().map_err(|e| format!("'{key}': {e}"))?;
+            let definition = |error| InvalidLock::Definition {
+                key: key.clone(),
+                error,
+            };
+            let value: Value = serde_json::from_str(locked.definition.get()).map_err(definition)?;
+            locked.definition = to_raw_value(&value).map_err(definition)?;
+            let id: ToolId = key.parse().map_err(|error| InvalidLock::Id {
+                key: key.clone(),
+                error,
+            })?;
             let VersionSelector::Exact(version) = id.version else {
-                return Err(format!("'{key}': a locked id needs its full version"));
+                return Err(InvalidLock::Unversioned { key: key.clone() });
             };
             let name = id.name();
             if let Some(other) = by_upstream.insert((name, locked.upstream), version) {
-                return Err(format!(
-                    "'{key}' and version {other} lock the same upstream version {}",
-                    locked.upstream
-                ));
+                return Err(InvalidLock::SameUpstream {
+                    key: key.clone(),
+                    other,
+                    upstream: locked.upstream,
+                });
             }
         }
         Ok(Self {
@@ -466,7 +515,7 @@ mod tests {
                 "same upstream",
             ),
         ] {
-            let err = Lockfile::parse(text).unwrap_err();
+            let err = Lockfile::parse(text).unwrap_err().to_string();
             assert!(err.contains(reason), "{err}");
         }
     }

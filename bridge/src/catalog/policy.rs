@@ -94,44 +94,130 @@ impl Drop for Counted<'_> {
     }
 }
 
+/// Source options that cannot work; each message starts with the key to fix
+/// (`sources[2].include`). A library's error is in the message, so it is not also the source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// A pattern of `include` or `exclude` is not a glob.
+    #[error("{at}.{key}: bad pattern '{pattern}': {error}")]
+    BadPattern {
+        /// The source's key.
+        at: String,
+        /// `include` or `exclude`.
+        key: &'static str,
+        /// The pattern.
+        pattern: String,
+        /// Why.
+        error: globset::Error,
+    },
+    /// The patterns of `include` or `exclude` cannot be compiled together.
+    #[error("{at}.{key}: {error}")]
+    Patterns {
+        /// The source's key.
+        at: String,
+        /// `include` or `exclude`.
+        key: &'static str,
+        /// Why.
+        error: globset::Error,
+    },
+    /// An override's `name` is not a tool name.
+    #[error("{at}.overrides.{key}.name: '{name}' may only contain letters, digits and '_'")]
+    BadName {
+        /// The source's key.
+        at: String,
+        /// The override's key.
+        key: String,
+        /// The name.
+        name: String,
+    },
+    /// A number that must be positive is 0.
+    #[error("{at}.{key} must be greater than 0")]
+    Zero {
+        /// The source's key.
+        at: String,
+        /// `timeout_secs` or `max_concurrency`.
+        key: &'static str,
+    },
+    /// A `context_headers` value is not an HTTP header name.
+    #[error("{at}.context_headers.{id}: '{header}' is not an HTTP header name")]
+    NotAHeader {
+        /// The source's key.
+        at: String,
+        /// The requirement id.
+        id: String,
+        /// The value.
+        header: String,
+    },
+    /// A `context_headers` value names a header that authenticates to the bridge.
+    #[error(
+        "{at}.context_headers.{id}: '{header}' authenticates to the bridge and is never forwarded; use a header of its own (e.g. X-{id})"
+    )]
+    BridgeCredential {
+        /// The source's key.
+        at: String,
+        /// The requirement id.
+        id: String,
+        /// The value.
+        header: String,
+    },
+}
+
 impl SourceOptions {
     /// Validates and compiles the options; errors name the key.
-    pub fn compile(&self, at: &str) -> Result<SourcePolicy, String> {
-        let set = |patterns: &[String], key: &str| -> Result<Option<GlobSet>, String> {
-            if patterns.is_empty() {
-                return Ok(None);
-            }
-            let mut builder = GlobSetBuilder::new();
-            for pattern in patterns {
-                builder.add(
-                    Glob::new(pattern)
-                        .map_err(|e| format!("{at}.{key}: bad pattern '{pattern}': {e}"))?,
-                );
-            }
-            builder
-                .build()
-                .map(Some)
-                .map_err(|e| format!("{at}.{key}: {e}"))
-        };
+    pub fn compile(&self, at: &str) -> Result<SourcePolicy, PolicyError> {
+        let set =
+            |patterns: &[String], key: &'static str| -> Result<Option<GlobSet>, PolicyError> {
+                if patterns.is_empty() {
+                    return Ok(None);
+                }
+                let mut builder = GlobSetBuilder::new();
+                for pattern in patterns {
+                    builder.add(Glob::new(pattern).map_err(|error| PolicyError::BadPattern {
+                        at: at.to_owned(),
+                        key,
+                        pattern: pattern.clone(),
+                        error,
+                    })?);
+                }
+                builder
+                    .build()
+                    .map(Some)
+                    .map_err(|error| PolicyError::Patterns {
+                        at: at.to_owned(),
+                        key,
+                        error,
+                    })
+            };
         for (key, o) in &self.overrides {
             if let Some(name) = &o.name
                 && !is_segment(name)
             {
-                return Err(format!(
-                    "{at}.overrides.{key}.name: '{name}' may only contain letters, digits and '_'"
-                ));
+                return Err(PolicyError::BadName {
+                    at: at.to_owned(),
+                    key: key.clone(),
+                    name: name.clone(),
+                });
             }
         }
+        let zero = |key| PolicyError::Zero {
+            at: at.to_owned(),
+            key,
+        };
         if self.timeout_secs == Some(0) {
-            return Err(format!("{at}.timeout_secs must be greater than 0"));
+            return Err(zero("timeout_secs"));
         }
         if self.max_concurrency == Some(0) {
-            return Err(format!("{at}.max_concurrency must be greater than 0"));
+            return Err(zero("max_concurrency"));
         }
         let mut context_headers = Vec::with_capacity(self.context_headers.len());
         for (id, header) in &self.context_headers {
             let name = http::HeaderName::from_bytes(header.as_bytes()).map_err(|_| {
-                format!("{at}.context_headers.{id}: '{header}' is not an HTTP header name")
+                PolicyError::NotAHeader {
+                    at: at.to_owned(),
+                    id: id.clone(),
+                    header: header.clone(),
+                }
             })?;
             // The MCP request's own credentials are for the bridge; passing them upstream
             // would hand every upstream the key to the bridge.
@@ -142,9 +228,11 @@ impl SourceOptions {
             ]
             .contains(&name)
             {
-                return Err(format!(
-                    "{at}.context_headers.{id}: '{header}' authenticates to the bridge and is never forwarded; use a header of its own (e.g. X-{id})"
-                ));
+                return Err(PolicyError::BridgeCredential {
+                    at: at.to_owned(),
+                    id: id.clone(),
+                    header: header.clone(),
+                });
             }
             context_headers.push((id.clone(), name));
         }
@@ -402,13 +490,17 @@ mod tests {
             .unwrap();
         assert_eq!(policy.context_headers[0].1, "x-api-key");
         for refused in ["Authorization", "cookie", "Proxy-Authorization"] {
-            let err = headers("token", refused).compile("sources[0]").unwrap_err();
+            let err = headers("token", refused)
+                .compile("sources[0]")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("sources[0].context_headers.token"), "{err}");
             assert!(err.contains("never forwarded"), "{err}");
         }
         let err = headers("k", "bad header")
             .compile("sources[2]")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not an HTTP header name"), "{err}");
     }
 
@@ -421,6 +513,7 @@ mod tests {
         assert!(
             bad.compile("sources[1]")
                 .unwrap_err()
+                .to_string()
                 .contains("sources[1].include")
         );
         let bad = SourceOptions {
@@ -438,6 +531,7 @@ mod tests {
         assert!(
             bad.compile("sources[0]")
                 .unwrap_err()
+                .to_string()
                 .contains("overrides.x.name")
         );
     }

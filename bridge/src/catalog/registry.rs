@@ -405,7 +405,10 @@ impl Catalog {
     }
 
     /// The input validator of `entry`, compiled on its first call and cached while it fits.
-    pub fn validator(&self, entry: &Entry) -> Result<Arc<jsonschema::Validator>, String> {
+    pub fn validator(
+        &self,
+        entry: &Entry,
+    ) -> Result<Arc<jsonschema::Validator>, validate::InvalidSchema> {
         self.validators
             .get(entry.key, &entry.definition().input_schema)
     }

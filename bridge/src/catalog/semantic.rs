@@ -49,7 +49,25 @@ pub struct ModelLoadError {
     /// The model's directory.
     pub path: PathBuf,
     /// What is wrong with it.
-    pub reason: String,
+    pub reason: ModelProblem,
+}
+
+/// What is wrong with a model's directory. Each cause is in its variant's message, so it is not
+/// also the source (an error chain would print it twice).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelProblem {
+    /// One of its files cannot be read.
+    #[error("{name}: {error}")]
+    Unreadable {
+        /// The file's name.
+        name: &'static str,
+        /// Why.
+        error: otc_adapters::file::FileError,
+    },
+    /// Its files are read but make no model.
+    #[error("{0}")]
+    Model(otc_search::ModelError),
 }
 
 /// The model and the vectors of the tools it embedded, shared by every catalog it serves.
@@ -243,10 +261,10 @@ fn default_cache() -> Option<PathBuf> {
         .map(|dir| dir.join("otc-bridge"))
 }
 
-fn load_model(dir: &Path) -> Result<Model, String> {
-    let read = |name: &str| -> Result<Vec<u8>, String> {
+fn load_model(dir: &Path) -> Result<Model, ModelProblem> {
+    let read = |name: &'static str| -> Result<Vec<u8>, ModelProblem> {
         otc_adapters::file::read(&dir.join(name), MAX_MODEL_BYTES)
-            .map_err(|e| format!("{name}: {e}"))
+            .map_err(|error| ModelProblem::Unreadable { name, error })
     };
     let config = read("config.json")?;
     let tokenizer = read("tokenizer.json")?;
@@ -256,7 +274,7 @@ fn load_model(dir: &Path) -> Result<Model, String> {
     hash.update(&tokenizer);
     hash.update(&weights);
     let id = otc_mappings::hex::hex(&hash.finalize());
-    Model::from_bytes(&config, &tokenizer, weights, id).map_err(|e| e.to_string())
+    Model::from_bytes(&config, &tokenizer, weights, id).map_err(ModelProblem::Model)
 }
 
 /// Record: key (32 bytes), scale (f32, little-endian), values (dims bytes).

@@ -15,13 +15,19 @@ use serde_json::Value;
 /// tools actually called of the largest catalogs.
 const CACHE_SCHEMA_BYTES: u64 = 4 << 20;
 
+/// An input schema that is not a valid JSON Schema, in the validator's words (boxed: the
+/// validator's error is large, and a `Result` carrying it would be too).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidSchema(Box<jsonschema::ValidationError<'static>>);
+
 /// Compiles an input schema (formats are not asserted: they are annotations in the drafts the
 /// standard names).
-pub fn compile(schema: &Schema) -> Result<jsonschema::Validator, String> {
+pub fn compile(schema: &Schema) -> Result<jsonschema::Validator, InvalidSchema> {
     jsonschema::options()
         .should_validate_formats(false)
         .build(&schema.to_value())
-        .map_err(|err| err.to_string())
+        .map_err(|err| InvalidSchema(Box::new(err)))
 }
 
 /// Compiled validators by entry key, least recently used first out once their schemas pass
@@ -67,7 +73,11 @@ impl Validators {
 
     /// The validator of the entry `key`, whose input schema is `schema`: from the cache, or
     /// compiled now. Two first calls at once may both compile; the result is the same.
-    pub fn get(&self, key: u64, schema: &Schema) -> Result<Arc<jsonschema::Validator>, String> {
+    pub fn get(
+        &self,
+        key: u64,
+        schema: &Schema,
+    ) -> Result<Arc<jsonschema::Validator>, InvalidSchema> {
         if let Some(compiled) = self.cache.get(&key) {
             return Ok(compiled.validator);
         }

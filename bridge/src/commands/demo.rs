@@ -58,9 +58,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     settings.metrics = Some(std::sync::Arc::new(
         otc_bridge::telemetry::metrics::Metrics::new(true),
     ));
-    let idempotency = otc_bridge::idempotency::Idempotency::new(None, &Default::default())
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let idempotency = otc_bridge::idempotency::Idempotency::new(None, &Default::default()).await?;
     settings.idempotency = Some(std::sync::Arc::new(idempotency));
     let options = AppOptions {
         build: otc_adapters::BuildContext::default(),

@@ -26,10 +26,7 @@ pub(crate) async fn lock(args: &LockArgs, matches: &ArgMatches) -> anyhow::Resul
     };
     // The lockfile here is the one written; the configuration's own `lock` is not applied.
     file.lock = None;
-    let overrides = args
-        .inspect
-        .overrides(matches)
-        .map_err(anyhow::Error::msg)?;
+    let overrides = args.inspect.overrides(matches)?;
     let mut config = Config::resolve(file, overrides)?;
     super::warn_config(&config);
     let existing = match args.lock.exists() {

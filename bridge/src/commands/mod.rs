@@ -79,13 +79,13 @@ pub(crate) fn warn_config(config: &Config) {
 /// Reads the file named by `--config` (none: an empty file) and merges the flags into it.
 pub(crate) fn resolve(
     path: Option<&std::path::Path>,
-    overrides: Result<Overrides, String>,
+    overrides: Result<Overrides, crate::cli::FlagError>,
 ) -> anyhow::Result<Config> {
     let file = match path {
         Some(path) => FileConfig::load(path)?,
         None => FileConfig::default(),
     };
-    let overrides = overrides.map_err(anyhow::Error::msg)?;
+    let overrides = overrides?;
     Ok(Config::resolve(file, overrides)?)
 }
 

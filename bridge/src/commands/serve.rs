@@ -59,8 +59,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     // Before any source starts: an unreachable Redis is a start-up error, not a late surprise.
     let idempotency =
         otc_bridge::idempotency::Idempotency::new(config.state.as_deref(), &config.idempotency)
-            .await
-            .map_err(anyhow::Error::msg)?;
+            .await?;
     settings.idempotency = Some(Arc::new(idempotency));
     let traces = super::start_traces()?;
     settings.traces = traces.clone();

@@ -105,7 +105,7 @@ pub fn detect(doc: &Json) -> Option<HostFormat> {
 /// Reads `text` (the file at `origin`) as a host file, with variables from the process
 /// environment; `Ok(None)` when it is not one (a native configuration). Errors name the server
 /// and field.
-pub fn read(text: &str, origin: &Path) -> Result<Option<Imported>, String> {
+pub fn read(text: &str, origin: &Path) -> Result<Option<Imported>, ImportError> {
     read_with(text, origin, &|name| std::env::var(name).ok())
 }
 
@@ -114,7 +114,7 @@ pub fn read_with(
     text: &str,
     origin: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<Imported>, String> {
+) -> Result<Option<Imported>, ImportError> {
     let Some(doc) = parse(text)? else {
         return Ok(None);
     };
@@ -129,13 +129,149 @@ pub fn read_with(
     convert(&doc, format, &cx).map(Some)
 }
 
+/// Why a host file cannot be imported. Messages name the server and the field; none quotes a
+/// value read from the file or the environment (they are credentials as often as not). A
+/// library's error is in its variant's message, so it is not also the source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The text is past the bounds of any text (nesting depth, YAML aliases).
+    #[error("{0}")]
+    Text(TextError),
+    /// A JSON object that is neither JSON, JSON with comments, nor YAML.
+    #[error("not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// `mcpServers` (or `servers`) is not an object.
+    #[error("`{key}` must be an object of servers")]
+    NotServers {
+        /// `mcpServers` or `servers`.
+        key: &'static str,
+    },
+    /// A server's name is blank.
+    #[error("`{key}` has a server with an empty name")]
+    EmptyName {
+        /// `mcpServers` or `servers`.
+        key: &'static str,
+    },
+    /// A server's entry cannot be converted.
+    #[error("server `{server}`: {problem}")]
+    Server {
+        /// The server's name.
+        server: String,
+        /// What is wrong with its entry.
+        problem: ServerProblem,
+    },
+    /// The native YAML cannot be written.
+    #[error("{0}")]
+    Write(serde_yaml::Error),
+}
+
+/// What is wrong with one server's entry in a host file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerProblem {
+    /// The entry is not an object.
+    #[error("expected an object")]
+    NotAnObject,
+    /// Both spellings of the URL are given.
+    #[error("has both `url` and `serverUrl`")]
+    TwoUrls,
+    /// A field that must be a string is not one.
+    #[error("`{0}` must be a string")]
+    NotAString(String),
+    /// A field that must be an array of strings is not one.
+    #[error("`{0}` must be an array of strings")]
+    NotAnArray(&'static str),
+    /// A field that must be an object of strings is not one.
+    #[error("`{0}` must be an object of strings")]
+    NotAnObjectOfStrings(&'static str),
+    /// A local command and a remote URL at once.
+    #[error("has both `command` and `{0}`")]
+    CommandAndUrl(&'static str),
+    /// Neither a command nor a URL.
+    #[error("needs `command` (a local server) or `url` (a remote one)")]
+    NothingToRun,
+    /// `type: stdio` with a URL.
+    #[error("`type: stdio` needs `command`, not a URL")]
+    StdioWithUrl,
+    /// A remote `type` without a URL.
+    #[error("`type: {0}` needs `url`")]
+    NeedsUrl(String),
+    /// A `type` no host defines.
+    #[error("unknown `type: {0}`; expected stdio, http, streamable-http or sse")]
+    UnknownType(String),
+    /// The command cannot be quoted for a shell.
+    #[error("`command` holds a NUL character")]
+    NulInCommand,
+    /// `${input:…}`: a prompt only VS Code can show.
+    #[error(
+        "`{field}` asks for the input `{id}`{}, a prompt only VS Code can show; put the value in an environment variable and write ${{env:NAME}} instead",
+        declared_note(.declared)
+    )]
+    Input {
+        /// The field.
+        field: String,
+        /// The input's id.
+        id: String,
+        /// Whether the file declares `inputs`.
+        declared: bool,
+    },
+    /// `${userHome}` without `HOME`.
+    #[error("`{field}` uses ${{userHome}}, but HOME is not set")]
+    NoHome {
+        /// The field.
+        field: String,
+    },
+    /// A variable only the host that wrote the file can resolve.
+    #[error(
+        "`{field}` uses ${{{inner}}}, which only the host that wrote this file ({host}) can resolve"
+    )]
+    HostVariable {
+        /// The field.
+        field: String,
+        /// The reference, without `${` and `}`.
+        inner: String,
+        /// The host, described.
+        host: &'static str,
+    },
+    /// An environment variable that is not set, without a default.
+    #[error("`{field}` uses ${{{reference}}}, but the environment variable {name} is not set")]
+    Unset {
+        /// The field.
+        field: String,
+        /// The reference, without `${` and `}`.
+        reference: String,
+        /// The variable.
+        name: String,
+    },
+}
+
+/// What [`ServerProblem::Input`] adds when the file declares `inputs`.
+fn declared_note(declared: &bool) -> &'static str {
+    if *declared {
+        " (declared in `inputs`)"
+    } else {
+        ""
+    }
+}
+
+impl ServerProblem {
+    /// This problem, in server `server`.
+    fn at(self, server: &str) -> ImportError {
+        ImportError::Server {
+            server: server.to_owned(),
+            problem: self,
+        }
+    }
+}
+
 /// The document, if `text` is JSON (with VS Code's comments and trailing commas allowed) or YAML.
 /// A JSON object that cannot be parsed is an error here, with JSON's line and column; anything
 /// else that is not a document is left to the native parser to report. A text past the bounds of
 /// every text (nesting depth, YAML aliases) is an error whatever it looks like.
-fn parse(text: &str) -> Result<Option<Json>, String> {
+fn parse(text: &str) -> Result<Option<Json>, ImportError> {
     // Before serde_json: a deep text it refuses would be tried as JSONC and YAML next.
-    text::nesting_depth(text).map_err(|e| e.to_string())?;
+    text::nesting_depth(text).map_err(ImportError::Text)?;
     if text.trim_start().starts_with('{') {
         let error = match serde_json::from_str(text) {
             Ok(doc) => return Ok(Some(doc)),
@@ -147,14 +283,14 @@ fn parse(text: &str) -> Result<Option<Json>, String> {
         // A native file may be written as one YAML flow mapping.
         return match text::parse_value(text) {
             Ok(doc) => Ok(Some(doc)),
-            Err(TextError::Parse { .. }) => Err(format!("not valid JSON: {error}")),
-            Err(refused) => Err(refused.to_string()),
+            Err(TextError::Parse { .. }) => Err(ImportError::NotJson(error)),
+            Err(refused) => Err(ImportError::Text(refused)),
         };
     }
     match text::parse_value(text) {
         Ok(doc) => Ok(Some(doc)),
         Err(TextError::Parse { .. }) => Ok(None),
-        Err(refused) => Err(refused.to_string()),
+        Err(refused) => Err(ImportError::Text(refused)),
     }
 }
 
@@ -232,7 +368,7 @@ fn workspace_folder(origin: &Path) -> Option<PathBuf> {
     }
 }
 
-fn convert(doc: &Json, format: HostFormat, cx: &Vars<'_>) -> Result<Imported, String> {
+fn convert(doc: &Json, format: HostFormat, cx: &Vars<'_>) -> Result<Imported, ImportError> {
     let mut imported = Imported {
         format,
         sources: Vec::new(),
@@ -253,14 +389,14 @@ fn convert(doc: &Json, format: HostFormat, cx: &Vars<'_>) -> Result<Imported, St
     let servers = match doc.get(servers_key) {
         Some(Json::Object(servers)) => servers,
         Some(Json::Null) | None => return Ok(imported),
-        Some(_) => return Err(format!("`{servers_key}` must be an object of servers")),
+        Some(_) => return Err(ImportError::NotServers { key: servers_key }),
     };
     for (name, server) in servers {
         if name.trim().is_empty() {
-            return Err(format!("`{servers_key}` has a server with an empty name"));
+            return Err(ImportError::EmptyName { key: servers_key });
         }
         let Json::Object(server) = server else {
-            return Err(format!("server `{name}`: expected an object"));
+            return Err(ServerProblem::NotAnObject.at(name));
         };
         if let Some(entry) = convert_server(name, server, format, cx, &mut imported)? {
             imported.sources.push(entry);
@@ -288,8 +424,8 @@ fn convert_server(
     format: HostFormat,
     cx: &Vars<'_>,
     imported: &mut Imported,
-) -> Result<Option<Value>, String> {
-    let fail = |message: String| format!("server `{name}`: {message}");
+) -> Result<Option<Value>, ImportError> {
+    let fail = |problem: ServerProblem| problem.at(name);
     for key in server.keys() {
         if !READ_FIELDS.contains(&key.as_str()) {
             imported
@@ -305,7 +441,7 @@ fn convert_server(
     }
     let field = |key: &str| server.get(key).filter(|v| !v.is_null());
     let url = match (field("url"), field("serverUrl")) {
-        (Some(_), Some(_)) => return Err(fail("has both `url` and `serverUrl`".to_owned())),
+        (Some(_), Some(_)) => return Err(fail(ServerProblem::TwoUrls)),
         (Some(url), None) => Some(("url", url)),
         (None, Some(url)) => Some(("serverUrl", url)),
         (None, None) => None,
@@ -313,21 +449,19 @@ fn convert_server(
     let kind = match field("type") {
         None => None,
         Some(Json::String(kind)) => Some(kind.as_str()),
-        Some(_) => return Err(fail("`type` must be a string".to_owned())),
+        Some(_) => return Err(fail(ServerProblem::NotAString("type".to_owned()))),
     };
     let command = field("command");
     let transport_type = match (kind, command, url) {
         (_, Some(_), Some((url_key, _))) => {
-            return Err(fail(format!("has both `command` and `{url_key}`")));
+            return Err(fail(ServerProblem::CommandAndUrl(url_key)));
         }
         (Some("stdio") | None, Some(_), None) => "stdio",
         (Some("stdio") | None, None, None) => {
-            return Err(fail(
-                "needs `command` (a local server) or `url` (a remote one)".to_owned(),
-            ));
+            return Err(fail(ServerProblem::NothingToRun));
         }
         (Some("stdio"), None, Some(_)) => {
-            return Err(fail("`type: stdio` needs `command`, not a URL".to_owned()));
+            return Err(fail(ServerProblem::StdioWithUrl));
         }
         (
             None | Some("http" | "streamable-http" | "streamableHttp" | "streamable_http"),
@@ -340,15 +474,12 @@ fn convert_server(
             _,
             None,
         ) => {
-            return Err(fail(format!(
-                "`type: {}` needs `url`",
-                kind.unwrap_or_default()
+            return Err(fail(ServerProblem::NeedsUrl(
+                kind.unwrap_or_default().to_owned(),
             )));
         }
         (Some(other), _, _) => {
-            return Err(fail(format!(
-                "unknown `type: {other}`; expected stdio, http, streamable-http or sse"
-            )));
+            return Err(fail(ServerProblem::UnknownType(other.to_owned())));
         }
     };
     let at = Field {
@@ -359,10 +490,9 @@ fn convert_server(
     transport.insert("type".into(), transport_type.into());
     if let Some(command) = command {
         let command =
-            scalar(command).ok_or_else(|| fail("`command` must be a string".to_owned()))?;
+            scalar(command).ok_or_else(|| fail(ServerProblem::NotAString("command".to_owned())))?;
         let command = cx.expand(&at, "command", &command, imported)?;
-        let quoted = shlex::try_quote(&command)
-            .map_err(|_| fail("`command` holds a NUL character".to_owned()))?;
+        let quoted = shlex::try_quote(&command).map_err(|_| fail(ServerProblem::NulInCommand))?;
         transport.insert("command".into(), quoted.into_owned().into());
         let args = match field("args") {
             None => Vec::new(),
@@ -370,12 +500,12 @@ fn convert_server(
                 .iter()
                 .enumerate()
                 .map(|(i, arg)| {
-                    let arg =
-                        scalar(arg).ok_or_else(|| fail(format!("`args[{i}]` must be a string")))?;
+                    let arg = scalar(arg)
+                        .ok_or_else(|| fail(ServerProblem::NotAString(format!("args[{i}]"))))?;
                     cx.expand(&at, &format!("args[{i}]"), &arg, imported)
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(fail("`args` must be an array of strings".to_owned())),
+            Some(_) => return Err(fail(ServerProblem::NotAnArray("args"))),
         };
         if !args.is_empty() {
             transport.insert(
@@ -398,7 +528,8 @@ fn convert_server(
             transport.insert("env".into(), Value::Mapping(out));
         }
         if let Some(cwd) = field("cwd") {
-            let cwd = scalar(cwd).ok_or_else(|| fail("`cwd` must be a string".to_owned()))?;
+            let cwd =
+                scalar(cwd).ok_or_else(|| fail(ServerProblem::NotAString("cwd".to_owned())))?;
             transport.insert("cwd".into(), cx.expand(&at, "cwd", &cwd, imported)?.into());
         }
         if field("headers").is_some() {
@@ -407,7 +538,7 @@ fn convert_server(
             ));
         }
     } else if let Some((url_key, url)) = url {
-        let url = scalar(url).ok_or_else(|| fail(format!("`{url_key}` must be a string")))?;
+        let url = scalar(url).ok_or_else(|| fail(ServerProblem::NotAString(url_key.to_owned())))?;
         transport.insert(
             "url".into(),
             cx.expand(&at, url_key, &url, imported)?.into(),
@@ -450,7 +581,10 @@ fn scalar(value: &Json) -> Option<String> {
 }
 
 /// An object of strings (`env`, `headers`), in file order.
-fn strings(value: Option<&Json>, key: &str) -> Result<Vec<(String, String)>, String> {
+fn strings(
+    value: Option<&Json>,
+    key: &'static str,
+) -> Result<Vec<(String, String)>, ServerProblem> {
     match value {
         None => Ok(Vec::new()),
         Some(Json::Object(map)) => map
@@ -458,10 +592,10 @@ fn strings(value: Option<&Json>, key: &str) -> Result<Vec<(String, String)>, Str
             .map(|(k, v)| {
                 scalar(v)
                     .map(|v| (k.clone(), v))
-                    .ok_or_else(|| format!("`{key}.{k}` must be a string"))
+                    .ok_or_else(|| ServerProblem::NotAString(format!("{key}.{k}")))
             })
             .collect(),
-        Some(_) => Err(format!("`{key}` must be an object of strings")),
+        Some(_) => Err(ServerProblem::NotAnObjectOfStrings(key)),
     }
 }
 
@@ -520,17 +654,19 @@ fn is_var_name(name: &str) -> bool {
 
 impl Vars<'_> {
     /// Understands the inside of one `${…}` in `field`.
-    fn reference(&self, at: &Field<'_>, field: &str, inner: &str) -> Result<Reference, String> {
-        let server = at.server;
+    fn reference(
+        &self,
+        at: &Field<'_>,
+        field: &str,
+        inner: &str,
+    ) -> Result<Reference, ImportError> {
         if let Some(id) = inner.strip_prefix("input:") {
-            let declared = if self.inputs {
-                " (declared in `inputs`)"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "server `{server}`: `{field}` asks for the input `{id}`{declared}, a prompt only VS Code can show; put the value in an environment variable and write ${{env:NAME}} instead"
-            ));
+            return Err(ServerProblem::Input {
+                field: field.to_owned(),
+                id: id.to_owned(),
+                declared: self.inputs,
+            }
+            .at(at.server));
         }
         if let Some(name) = inner.strip_prefix("env:") {
             return Ok(Reference::Var {
@@ -541,7 +677,10 @@ impl Vars<'_> {
         match inner {
             "userHome" => {
                 return (self.env)("HOME").map(Reference::Known).ok_or_else(|| {
-                    format!("server `{server}`: `{field}` uses ${{userHome}}, but HOME is not set")
+                    ServerProblem::NoHome {
+                        field: field.to_owned(),
+                    }
+                    .at(at.server)
                 });
             }
             "workspaceFolder" => {
@@ -564,10 +703,12 @@ impl Vars<'_> {
                 default,
             });
         }
-        Err(format!(
-            "server `{server}`: `{field}` uses ${{{inner}}}, which only the host that wrote this file ({}) can resolve",
-            at.format.describe()
-        ))
+        Err(ServerProblem::HostVariable {
+            field: field.to_owned(),
+            inner: inner.to_owned(),
+            host: at.format.describe(),
+        }
+        .at(at.server))
     }
 
     /// `text` with every reference replaced by its value now.
@@ -577,7 +718,7 @@ impl Vars<'_> {
         field: &str,
         text: &str,
         imported: &mut Imported,
-    ) -> Result<String, String> {
+    ) -> Result<String, ImportError> {
         let mut out = String::with_capacity(text.len());
         for (is_ref, piece) in pieces(text) {
             if !is_ref {
@@ -597,10 +738,12 @@ impl Vars<'_> {
                         }
                         (None, Some(default)) => out.push_str(&default),
                         (None, None) => {
-                            return Err(format!(
-                                "server `{}`: `{field}` uses ${{{piece}}}, but the environment variable {name} is not set",
-                                at.server
-                            ));
+                            return Err(ServerProblem::Unset {
+                                field: field.to_owned(),
+                                reference: piece.to_owned(),
+                                name,
+                            }
+                            .at(at.server));
                         }
                     }
                 }
@@ -616,7 +759,7 @@ impl Vars<'_> {
         at: &Field<'_>,
         field: &str,
         text: &str,
-    ) -> Result<Converted, String> {
+    ) -> Result<Converted, ImportError> {
         let mut template = String::with_capacity(text.len());
         let mut vars = Vec::new();
         for (is_ref, piece) in pieces(text) {
@@ -678,7 +821,7 @@ impl Imported {
     /// header are credentials as often as not, and the YAML is a file people commit: each is
     /// written as a reference to an environment variable instead (`{env: GITHUB_TOKEN}`), and
     /// [`Written::variables`] says which to export.
-    pub fn to_yaml(&self, origin: &Path) -> Result<Written, String> {
+    pub fn to_yaml(&self, origin: &Path) -> Result<Written, ImportError> {
         let mut sources = self.sources.clone();
         let variables = references_for_values(&mut sources);
         let mut out = format!(
@@ -705,7 +848,7 @@ impl Imported {
         );
         let mut doc = Mapping::new();
         doc.insert("sources".into(), Value::Sequence(sources));
-        out.push_str(&super::read::write_yaml(&doc)?);
+        out.push_str(&super::read::write_yaml(&doc).map_err(ImportError::Write)?);
         Ok(Written {
             text: out,
             variables,

@@ -444,20 +444,21 @@ impl FileConfig {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        let parse_error = |message| ConfigError::Parse {
+        let host_file = |reason| ConfigError::HostFile {
             path: path.to_owned(),
-            message,
+            reason,
         };
-        if let Some(imported) =
-            crate::config::host_import::read(&text, path).map_err(parse_error)?
-        {
+        if let Some(imported) = crate::config::host_import::read(&text, path).map_err(host_file)? {
             let mut file = Self::from(imported);
             for warning in &mut file.warnings {
                 *warning = format!("{}: {warning}", path.display());
             }
             return Ok(file);
         }
-        parse_yaml(&text).map_err(parse_error)
+        parse_yaml(&text).map_err(|reason| ConfigError::Parse {
+            path: path.to_owned(),
+            reason,
+        })
     }
 }
 
@@ -554,10 +555,13 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_named_with_their_line() {
-        let err =
-            parse_yaml::<FileConfig>("listen: 127.0.0.1:1\nlimits:\n  max_body: 3\n").unwrap_err();
+        let err = parse_yaml::<FileConfig>("listen: 127.0.0.1:1\nlimits:\n  max_body: 3\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("max_body") && err.contains("line 3"), "{err}");
-        let err = parse_yaml::<FileConfig>("limits:\n  call_timeout_secs: soon\n").unwrap_err();
+        let err = parse_yaml::<FileConfig>("limits:\n  call_timeout_secs: soon\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("call_timeout_secs") || err.contains("line 2"),
             "{err}"

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use otc_adapters::file::{FileError, MAX_CONFIG_BYTES};
+use otc_mappings::text::TextError;
 
 /// A configuration problem, naming what to fix.
 #[derive(Debug, thiserror::Error)]
@@ -23,16 +24,27 @@ pub enum ConfigError {
         reason: FileError,
     },
     /// The file is not valid YAML of the expected shape.
-    #[error("config file {path}: {message}")]
+    #[error("config file {path}: {reason}")]
     Parse {
         /// The file.
         path: PathBuf,
-        /// The parser's message, with key path, line and column.
-        message: String,
+        /// Why, with key path, line and column: said in the message, so not also a `source`.
+        reason: TextError,
+    },
+    /// The file is an MCP host's, and cannot be imported.
+    #[error("config file {path}: {reason}")]
+    HostFile {
+        /// The file.
+        path: PathBuf,
+        /// Why, naming the server and field: said in the message, so not also a `source`.
+        reason: crate::config::host_import::ImportError,
     },
     /// A value is wrong.
     #[error("{0}")]
     Invalid(String),
+    /// A source's options cannot work.
+    #[error(transparent)]
+    Policy(#[from] crate::catalog::policy::PolicyError),
 }
 
 /// Reads a configuration file, or a file it names (API keys), as text.
@@ -45,13 +57,13 @@ pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
 
 /// Parses YAML text, bounded ([`otc_mappings::text::parse_yaml`]); the message names the key
 /// path, line and column.
-pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    otc_mappings::text::parse_yaml(text).map_err(|e| e.to_string())
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextError> {
+    otc_mappings::text::parse_yaml(text)
 }
 
 /// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].
-pub fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, String> {
-    serde_yaml::to_string(value).map_err(|e| e.to_string())
+pub fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_yaml::Error> {
+    serde_yaml::to_string(value)
 }
 
 /// Reads an environment variable that must be set and non-empty.

@@ -132,7 +132,7 @@ impl Source {
         options: SourceOptions,
         at: &str,
     ) -> Result<Self, ConfigError> {
-        let policy = options.compile(at).map_err(ConfigError::Invalid)?;
+        let policy = options.compile(at)?;
         Ok(Self {
             name,
             upstream,

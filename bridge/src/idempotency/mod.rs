@@ -106,7 +106,7 @@ pub type Fingerprint = [u8; 32];
 
 impl Idempotency {
     /// The store `state` names: `memory` (or nothing) or `redis://…`.
-    pub async fn new(state: Option<&str>, config: &IdempotencyConfig) -> Result<Self, String> {
+    pub async fn new(state: Option<&str>, config: &IdempotencyConfig) -> Result<Self, StoreError> {
         let window = Duration::from_secs(config.window_secs.max(1));
         let store = match state {
             None | Some("memory") => Store::Memory(memory::MemoryStore::new(
@@ -120,11 +120,7 @@ impl Idempotency {
                         .await?,
                 )
             }
-            Some(other) => {
-                return Err(format!(
-                    "state: `{other}` is neither `memory` nor a redis:// URL"
-                ));
-            }
+            Some(other) => return Err(StoreError::UnknownState(other.to_owned())),
         };
         Ok(Self {
             store,
@@ -206,7 +202,35 @@ fn invites_retry(response: &CallToolResponse) -> bool {
 /// The shared store cannot be reached, and `on_store_error` is `refuse`.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct StoreUnavailable(pub String);
+pub struct StoreUnavailable(pub StoreError);
+
+/// Why the idempotency store cannot be set up or used. A Redis URL may carry a password, so
+/// none is kept: only its host is named. A Redis error is in its variant's message, so it is
+/// not also the source (a cause chain would say it twice).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// `state` names neither store.
+    #[error("state: `{0}` is neither `memory` nor a redis:// URL")]
+    UnknownState(String),
+    /// `state` starts like a Redis URL but is not one.
+    #[error("state: not a Redis URL ({0})")]
+    NotRedisUrl(String),
+    /// Redis cannot be reached at start-up.
+    #[error("cannot reach Redis at {host}: {error}")]
+    Unreachable {
+        /// The URL's host.
+        host: String,
+        /// What Redis said.
+        error: ::redis::RedisError,
+    },
+    /// A command failed.
+    #[error("Redis: {0}")]
+    Redis(::redis::RedisError),
+    /// What the key holds is no answer this bridge stored.
+    #[error("a stored answer cannot be read")]
+    UnreadableAnswer,
+}
 
 fn key(caller: &str, call_id: &str) -> Key {
     let mut hash = Sha256::new();

@@ -20,7 +20,7 @@ use std::time::Duration;
 use otc_mappings::otc::CallToolResponse;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use super::{Claim, Fingerprint, Key};
+use super::{Claim, Fingerprint, Key, StoreError};
 
 /// How long a claim lives unless its runner renews it: how soon a runner that died frees its
 /// `call_id` for a repeat.
@@ -101,14 +101,14 @@ impl RedisStore {
         window: Duration,
         max_bytes: usize,
         max_entries: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, StoreError> {
         // The URL may carry a password: errors name the host only.
         let shown = url::Url::parse(url)
             .ok()
             .and_then(|u| u.host_str().map(str::to_owned))
             .unwrap_or_else(|| "the configured host".to_owned());
         let client = redis::Client::open(url)
-            .map_err(|e| format!("state: not a Redis URL ({})", e.category()))?;
+            .map_err(|e| StoreError::NotRedisUrl(e.category().to_owned()))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(TIMEOUT))
             .set_response_timeout(Some(TIMEOUT))
@@ -116,7 +116,7 @@ impl RedisStore {
         let connection = client
             .get_connection_manager_with_config(config)
             .await
-            .map_err(|e| format!("cannot reach Redis at {shown}: {e}"))?;
+            .map_err(|error| StoreError::Unreachable { host: shown, error })?;
         Ok(Self {
             connection,
             window,
@@ -125,7 +125,11 @@ impl RedisStore {
         })
     }
 
-    pub(super) async fn claim(&self, key: Key, fingerprint: Fingerprint) -> Result<Claim, String> {
+    pub(super) async fn claim(
+        &self,
+        key: Key,
+        fingerprint: Fingerprint,
+    ) -> Result<Claim, StoreError> {
         let key = redis_key(&key);
         let mut marker = b"P".to_vec();
         marker.extend_from_slice(&fingerprint);
@@ -141,7 +145,7 @@ impl RedisStore {
                 .arg(millis(LEASE))
                 .query_async(&mut connection)
                 .await
-                .map_err(failed)?;
+                .map_err(StoreError::Redis)?;
             if claimed.is_some() {
                 let renewal =
                     tokio::spawn(renew(self.connection.clone(), key.clone(), marker.clone()));
@@ -161,7 +165,7 @@ impl RedisStore {
                 .arg(&key)
                 .query_async(&mut connection)
                 .await
-                .map_err(failed)?;
+                .map_err(StoreError::Redis)?;
             match found.as_deref() {
                 // Expired or released in between: claim again.
                 None => continue,
@@ -174,10 +178,10 @@ impl RedisStore {
                     return match super::decode(stored) {
                         Some((f, _)) if f != fingerprint => Ok(Claim::Mismatch),
                         Some((_, response)) => Ok(Claim::Replay(response)),
-                        None => Err("a stored answer cannot be read".to_owned()),
+                        None => Err(StoreError::UnreadableAnswer),
                     };
                 }
-                Some(_) => return Err("a stored answer cannot be read".to_owned()),
+                Some(_) => return Err(StoreError::UnreadableAnswer),
             }
             // The first call is running (its runner renews the claim while it does): wait.
             tokio::time::sleep(pause).await;
@@ -221,11 +225,6 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
-#[allow(clippy::needless_pass_by_value)] // the shape `map_err` hands it
-fn failed(error: redis::RedisError) -> String {
-    format!("Redis: {error}")
-}
-
 /// The runner's claim on a key.
 #[derive(Debug)]
 pub(super) struct Ticket {
@@ -247,7 +246,7 @@ impl Ticket {
     pub(super) async fn finish(
         mut self,
         response: Option<&CallToolResponse>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StoreError> {
         self.finished = true;
         self.renewal.abort();
         let mut connection = self.connection.clone();
@@ -265,7 +264,7 @@ impl Ticket {
                     .invoke_async::<i64>(&mut connection)
                     .await
                     .map(|_| ())
-                    .map_err(failed)
+                    .map_err(StoreError::Redis)
             }
             _ => release(&mut connection, &self.key, &self.marker).await,
         }
@@ -293,12 +292,12 @@ async fn release(
     connection: &mut ConnectionManager,
     key: &[u8],
     marker: &[u8],
-) -> Result<(), String> {
+) -> Result<(), StoreError> {
     redis::Script::new(RELEASE_CLAIM)
         .key(key)
         .arg(marker)
         .invoke_async::<i64>(connection)
         .await
         .map(|_| ())
-        .map_err(failed)
+        .map_err(StoreError::Redis)
 }

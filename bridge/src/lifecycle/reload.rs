@@ -95,6 +95,35 @@ struct Running {
     refresher: Option<JoinHandle<()>>,
 }
 
+/// Why a reload changed nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReloadError {
+    /// New or changed sources did not start; all of them are stopped again.
+    #[error("{}", not_started(.failures))]
+    NotStarted {
+        /// Each source that did not start, and why (its cause chain).
+        failures: Vec<(String, String)>,
+    },
+}
+
+/// The words of [`ReloadError::NotStarted`].
+fn not_started(failures: &[(String, String)]) -> String {
+    let each: Vec<String> = failures
+        .iter()
+        .map(|(name, why)| format!("{name}: {why}"))
+        .collect();
+    format!(
+        "{} did not start, so nothing changed: {}",
+        if failures.len() == 1 {
+            "a source"
+        } else {
+            "some sources"
+        },
+        each.join("; ")
+    )
+}
+
 /// What a reload changed.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Reloaded {
@@ -158,7 +187,7 @@ impl Reloader {
     }
 
     /// Applies `config`'s sources: see the module docs. `Err` says why nothing changed.
-    pub async fn apply(&mut self, config: &Config) -> Result<Reloaded, String> {
+    pub async fn apply(&mut self, config: &Config) -> Result<Reloaded, ReloadError> {
         let wanted = &config.sources;
         let mut reloaded = Reloaded::default();
         let mut to_start = Vec::new();
@@ -186,21 +215,13 @@ impl Reloader {
 
         // Start what is new; all of it, or nothing changes.
         let (adapters, started, reports) = start_sources(&to_start, &self.build, |_| {}).await;
-        let failures: Vec<String> = reports
+        let failures: Vec<(String, String)> = reports
             .iter()
-            .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.name)))
+            .filter_map(|r| r.error.as_ref().map(|e| (r.name.clone(), e.clone())))
             .collect();
         if !failures.is_empty() {
             futures::future::join_all(adapters.iter().map(|a| a.shutdown())).await;
-            return Err(format!(
-                "{} did not start, so nothing changed: {}",
-                if failures.len() == 1 {
-                    "a source"
-                } else {
-                    "some sources"
-                },
-                failures.join("; ")
-            ));
+            return Err(ReloadError::NotStarted { failures });
         }
 
         // Which adapter serves each wanted source, in configuration order: running ones as they

@@ -73,7 +73,7 @@ impl Authenticator {
     }
 
     /// Checks the request's credentials; `Ok` names the caller they authenticate.
-    pub fn check(&self, headers: &HeaderMap) -> Result<Caller, String> {
+    pub fn check(&self, headers: &HeaderMap) -> Result<Caller, AuthError> {
         if !self.api_keys.is_empty() {
             for name in API_KEY_HEADERS {
                 if let Some(given) = headers.get(name) {
@@ -85,7 +85,7 @@ impl Authenticator {
                     return if ok {
                         Ok(Caller::of("key", given))
                     } else {
-                        Err(format!("the API key in '{name}' is not valid"))
+                        Err(AuthError::InvalidApiKey { header: name })
                     };
                 }
             }
@@ -105,17 +105,18 @@ impl Authenticator {
                         match data.claims.get("sub").and_then(|s| s.as_str()) {
                             Some(sub) => {
                                 let iss = data.claims.get("iss").and_then(|s| s.as_str());
-                                Caller::of("jwt", format!("{}\0{sub}", iss.unwrap_or_default()).as_bytes())
+                                Caller::of(
+                                    "jwt",
+                                    format!("{}\0{sub}", iss.unwrap_or_default()).as_bytes(),
+                                )
                             }
                             None => Caller::of("jwt", token.as_bytes()),
                         }
                     })
-                    .map_err(|err| format!("the bearer token is not valid: {err}"))
+                    .map_err(AuthError::InvalidToken)
             }
-            (Some(_), None) if self.api_keys.is_empty() => Err("missing 'Authorization: Bearer <JWT>' header".to_owned()),
-            (None, Some(_)) | (Some(_), None) | (None, None) => {
-                Err("missing credentials: send 'Authorization: Bearer <JWT>' or an API key header (X-API-Key, OTC-API-Key or OXP-API-Key)".to_owned())
-            }
+            (Some(_), None) if self.api_keys.is_empty() => Err(AuthError::MissingBearer),
+            (None, Some(_)) | (Some(_), None) | (None, None) => Err(AuthError::MissingCredentials),
         }
     }
 }
@@ -135,18 +136,50 @@ impl Caller {
     }
 }
 
+/// Why a request's credentials do not authenticate it. The words go to the caller as the 401's
+/// `developer_message` and to the log: they name what was wrong, never a key or a token.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// An API key header is present, with a key that is not one of the configured ones.
+    #[error("the API key in '{header}' is not valid")]
+    InvalidApiKey {
+        /// The header it came in.
+        header: &'static str,
+    },
+    /// The bearer token does not verify (signature, expiry, audience, shape). Its error is in
+    /// the message, so it is not also the source (a cause chain would say it twice).
+    #[error("the bearer token is not valid: {0}")]
+    InvalidToken(jsonwebtoken::errors::Error),
+    /// The bearer token's header cannot be read.
+    #[error("the bearer token is not valid: its header is not base64url JSON")]
+    UnreadableTokenHeader,
+    /// The bearer token names critical header extensions, which must be refused when not
+    /// implemented (RFC 7515 §4.1.11).
+    #[error(
+        "the bearer token is not valid: it names critical header extensions ('crit') this server does not implement"
+    )]
+    CriticalHeader,
+    /// Only JWTs are accepted, and there is no bearer token.
+    #[error("missing 'Authorization: Bearer <JWT>' header")]
+    MissingBearer,
+    /// No credentials of an accepted kind.
+    #[error(
+        "missing credentials: send 'Authorization: Bearer <JWT>' or an API key header (X-API-Key, OTC-API-Key or OXP-API-Key)"
+    )]
+    MissingCredentials,
+}
+
 /// Refuses a token whose header has `crit`: jsonwebtoken ignores header fields it does not know.
-fn refuse_critical(token: &str) -> Result<(), String> {
+fn refuse_critical(token: &str) -> Result<(), AuthError> {
     let header = token.split('.').next().unwrap_or_default();
     let header: serde_json::Map<String, serde_json::Value> = URL_SAFE_NO_PAD
         .decode(header)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| {
-            "the bearer token is not valid: its header is not base64url JSON".to_owned()
-        })?;
+        .ok_or(AuthError::UnreadableTokenHeader)?;
     if header.contains_key("crit") {
-        return Err("the bearer token is not valid: it names critical header extensions ('crit') this server does not implement".to_owned());
+        return Err(AuthError::CriticalHeader);
     }
     Ok(())
 }
@@ -164,7 +197,7 @@ pub async fn require(State(state): State<AppState>, mut request: Request, next: 
         let default = state.settings().default_dialect;
         let reply = extract::list_reply(request.headers(), None, default)
             .unwrap_or_else(|rejection| rejection.reply);
-        return reply.error(ApiError::Unauthorized(reason));
+        return reply.error(ApiError::Unauthorized(reason.to_string()));
     }
     if let Some(Ok(caller)) = checked {
         request.extensions_mut().insert(caller);

@@ -56,14 +56,12 @@ impl Guard {
     }
 
     /// `Err` with the reason when the request must be refused.
-    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), String> {
+    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), GuardError> {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
         if let (Some(port), Some(host)) = (self.loopback_port, host)
             && !self.names_the_bridge(host, port)
         {
-            return Err(format!(
-                "the Host header does not name this server (it listens on loopback port {port}); pass --allow-host NAME to accept another name"
-            ));
+            return Err(GuardError::ForeignHost { port });
         }
         let Some(origin) = headers.get(header::ORIGIN) else {
             return Ok(());
@@ -78,7 +76,7 @@ impl Guard {
         if same_origin {
             return Ok(());
         }
-        Err("requests from other web sites are not accepted; pass --allow-origin ORIGIN to allow one".to_owned())
+        Err(GuardError::CrossSite)
     }
 
     fn names_the_bridge(&self, host: &str, port: u16) -> bool {
@@ -96,6 +94,25 @@ impl Guard {
     }
 }
 
+/// Why the [`Guard`] refuses a request; the words are the 403's, so they say what to pass.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GuardError {
+    /// The bridge listens on loopback and `Host` names another server (DNS rebinding).
+    #[error(
+        "the Host header does not name this server (it listens on loopback port {port}); pass --allow-host NAME to accept another name"
+    )]
+    ForeignHost {
+        /// The bridge's port.
+        port: u16,
+    },
+    /// `Origin` is another web site, not one the operator allowed.
+    #[error(
+        "requests from other web sites are not accepted; pass --allow-origin ORIGIN to allow one"
+    )]
+    CrossSite,
+}
+
 fn normalise_origin(origin: &str) -> String {
     origin.trim().trim_end_matches('/').to_ascii_lowercase()
 }
@@ -105,7 +122,7 @@ pub(super) async fn check(State(state): State<AppState>, request: Request, next:
     if let Err(reason) = state.guard().check(request.headers()) {
         let reply = extract::list_reply(request.headers(), None, state.settings().default_dialect)
             .unwrap_or_else(|rejection| rejection.reply);
-        return reply.error(ApiError::Forbidden(reason));
+        return reply.error(ApiError::Forbidden(reason.to_string()));
     }
     next.run(request).await
 }

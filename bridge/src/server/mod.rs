@@ -13,7 +13,8 @@
 //!    envelope parsed; a failure is a typed [`Rejection`] rendered in the caller's dialect;
 //! 5. the handlers in `routes`, where `call_tool` hands the parsed call to [`crate::call`].
 //!
-//! Errors become wire shapes in [`crate::rescue`] only; [`reply`] writes them in the dialect.
+//! What a refusal says is decided in [`crate::rescue`] only (a [`crate::rescue::Refusal`]);
+//! [`reply`] writes it in the dialect.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

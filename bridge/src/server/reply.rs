@@ -5,12 +5,14 @@
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use otc_mappings::otc::{Dialect, OXP_VERSION, OXP_VERSION_HEADER, Wrapped};
+use otc_mappings::otc::{
+    Dialect, OXP_VERSION, OXP_VERSION_HEADER, ServerErrorResponse, ValidationErrorResponse, Wrapped,
+};
 use serde::Serialize;
 
 use super::log::LogNote;
 use crate::call::Answer;
-use crate::rescue::{ApiError, ErrorBody};
+use crate::rescue::{Extra, Refusal};
 
 /// The dialect of one exchange and the `$schema` to answer with.
 #[derive(Debug, Clone)]
@@ -64,30 +66,63 @@ impl Reply {
         response
     }
 
-    /// The response for a refusal before the call: the status, headers and body the error
-    /// carries, in this dialect; what the client is not told is noted for the log.
-    pub fn error(&self, err: ApiError) -> Response {
-        let with_challenges = matches!(self.dialect, Dialect::OxpMain | Dialect::OxpFlat);
-        let schema = if self.dialect.is_wrapped() {
-            self.schema.clone()
-        } else {
-            None
-        };
-        let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST);
-        let headers = err.headers();
-        let note = LogNote::refused(err.log_detail());
-        let mut response = match err.into_body(with_challenges) {
-            ErrorBody::Server(_, mut body) => {
-                body.schema = schema;
-                self.json(status, &body)
-            }
-            ErrorBody::Validation(mut body) => {
-                body.schema = schema;
-                self.json(status, &body)
+    /// A reply outside any dialect (an unknown path): no `$schema`, no `OXP-Version`.
+    pub fn bare() -> Self {
+        Self {
+            dialect: Dialect::Otc,
+            schema: None,
+        }
+    }
+
+    /// A refusal in this dialect: its status, headers and words as a `ServerErrorResponse`,
+    /// or a `ValidationErrorResponse` for invalid input; what the client is not told is noted
+    /// for the log.
+    pub fn error(&self, refusal: impl Into<Refusal>) -> Response {
+        let Refusal {
+            status,
+            message,
+            developer_message,
+            log,
+            headers,
+            extra,
+            ..
+        } = refusal.into();
+        let schema = self.schema.clone().filter(|_| self.dialect.is_wrapped());
+        let mut response = match extra {
+            Extra::ParameterErrors(parameter_errors) => self.json(
+                status,
+                &ValidationErrorResponse {
+                    schema,
+                    message,
+                    parameter_errors,
+                    ..Default::default()
+                },
+            ),
+            extra => {
+                // The OXP dialects define `missing_requirements`. OTC 1.0 does not, but its error
+                // body is open: a challenge is the only way its caller can go on, so it is sent
+                // there too.
+                let oxp = matches!(self.dialect, Dialect::OxpMain | Dialect::OxpFlat);
+                let missing_requirements = match extra {
+                    Extra::Missing { missing, .. } if oxp || !missing.authorization.is_empty() => {
+                        Some(*missing)
+                    }
+                    _ => None,
+                };
+                self.json(
+                    status,
+                    &ServerErrorResponse {
+                        schema,
+                        message,
+                        developer_message,
+                        missing_requirements,
+                        ..Default::default()
+                    },
+                )
             }
         };
         response.headers_mut().extend(headers);
-        response.extensions_mut().insert(note);
+        response.extensions_mut().insert(LogNote::refused(log));
         response
     }
 

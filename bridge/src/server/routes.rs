@@ -14,6 +14,7 @@ use otc_mappings::otc::{Dialect, OXP_VERSION_HEADER};
 use serde_json::{Value, json};
 
 use super::{AppState, CallEnvelope, ListEnvelope, Reply};
+use crate::rescue::ApiError;
 
 /// `GET /health`: 200 when every source is ready, else 503 with each source's state.
 ///
@@ -196,14 +197,9 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
     named.or(any).unwrap_or(false)
 }
 
-/// Unknown paths: 404 with a JSON body naming the endpoints.
+/// Unknown paths: 404 with a JSON body naming the endpoints, in no dialect (the path names none).
 pub(super) async fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        [(header::CONTENT_TYPE, "application/json")],
-        r#"{"message":"Not found. Endpoints: GET /health, GET /tools, POST /tools/call, POST /mcp."}"#,
-    )
-        .into_response()
+    Reply::bare().error(ApiError::NoSuchEndpoint)
 }
 
 /// `POST /tools/call` (and `/call`).
@@ -312,6 +308,25 @@ mod tests {
         drop(receiver);
         let err = sender.write_all(b"2]").unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[tokio::test]
+    async fn the_404_is_a_refusal_in_no_dialect() {
+        let response = not_found().await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        let headers: Vec<_> = response.headers().keys().collect();
+        assert_eq!(
+            headers,
+            [header::CONTENT_TYPE],
+            "no $schema, no OXP-Version"
+        );
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        assert_eq!(
+            body,
+            r#"{"message":"Not found. Endpoints: GET /health, GET /tools, POST /tools/call, POST /mcp."}"#
+        );
     }
 
     fn accepts(values: &[&str]) -> bool {

@@ -24,7 +24,9 @@ fn import(text: &str, origin: &str) -> Imported {
 }
 
 fn error(text: &str) -> String {
-    read_with(text, Path::new("mcp.json"), &env).unwrap_err()
+    read_with(text, Path::new("mcp.json"), &env)
+        .unwrap_err()
+        .to_string()
 }
 
 /// The sources an import gives, as the bridge resolves them.

@@ -22,9 +22,10 @@ use serde_json::{Map, Value, json};
 
 use super::McpSettings;
 use super::credentials;
+use super::failure::McpFailure;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
-use crate::rescue::{ApiError, McpFailure};
+use crate::rescue::{ApiError, Extra, Refusal};
 use otc_search::MAX_QUERY_CHARS;
 
 /// `search_tools`.
@@ -139,16 +140,39 @@ struct CallArgs {
     arguments: Option<Value>,
 }
 
+/// What is wrong with a meta-tool's arguments; the words are the model's, to correct them by.
+#[derive(Debug, thiserror::Error)]
+enum InvalidArguments {
+    /// They do not have the tool's shape (a field missing, or of another type).
+    #[error("Invalid arguments for {tool}: {error}.")]
+    Shape {
+        tool: &'static str,
+        error: serde_json::Error,
+    },
+    /// `search_tools`' `limit` is out of range.
+    #[error("Invalid arguments for {SEARCH}: limit must be between 1 and {MAX_LIMIT}, not {0}.", SEARCH = SEARCH, MAX_LIMIT = MAX_LIMIT)]
+    Limit(i64),
+    /// `search_tools`' `query` is blank.
+    #[error("Invalid arguments for {SEARCH}: query is empty; describe the task in a few words.", SEARCH = SEARCH)]
+    EmptyQuery,
+    /// `search_tools`' `query` is longer than a search reads (its length in characters).
+    #[error("Invalid arguments for {SEARCH}: query is {0} characters long, at most {MAX_QUERY_CHARS}; describe the task in a few words.", SEARCH = SEARCH, MAX_QUERY_CHARS = MAX_QUERY_CHARS)]
+    LongQuery(usize),
+}
+
 /// The arguments of a meta-tool, or what is wrong with them.
-fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, String> {
+fn parse<T: serde::de::DeserializeOwned>(
+    tool: &'static str,
+    arguments: JsonObject,
+) -> Result<T, InvalidArguments> {
     serde_json::from_value(Value::Object(arguments))
-        .map_err(|err| format!("Invalid arguments for {tool}: {err}."))
+        .map_err(|error| InvalidArguments::Shape { tool, error })
 }
 
 /// A meta-tool's arguments are wrong: worth retrying with others.
-fn invalid(message: String) -> CallToolResult {
+fn invalid(why: &InvalidArguments) -> CallToolResult {
     failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-        message,
+        message: why.to_string(),
         can_retry: true,
         ..Default::default()
     }))
@@ -158,40 +182,20 @@ fn invalid(message: String) -> CallToolResult {
 pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) -> CallToolResult {
     let args: SearchArgs = match parse(SEARCH, arguments) {
         Ok(args) => args,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(&why),
     };
     let limit = match args.limit {
         None => DEFAULT_LIMIT,
         Some(n) if n >= 1 => usize::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-        Some(n) => {
-            return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-                message: format!(
-                    "Invalid arguments for {SEARCH}: limit must be between 1 and {MAX_LIMIT}, not {n}."
-                ),
-                can_retry: true,
-                ..Default::default()
-            }));
-        }
+        Some(n) => return invalid(&InvalidArguments::Limit(n)),
     };
     let query = args.query.trim();
     if query.is_empty() {
-        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-            message: format!(
-                "Invalid arguments for {SEARCH}: query is empty; describe the task in a few words."
-            ),
-            can_retry: true,
-            ..Default::default()
-        }));
+        return invalid(&InvalidArguments::EmptyQuery);
     }
     let length = query.chars().count();
     if length > MAX_QUERY_CHARS {
-        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
-            message: format!(
-                "Invalid arguments for {SEARCH}: query is {length} characters long, at most {MAX_QUERY_CHARS}; describe the task in a few words."
-            ),
-            can_retry: true,
-            ..Default::default()
-        }));
+        return invalid(&InvalidArguments::LongQuery(length));
     }
     let toolkit = args
         .toolkit
@@ -261,11 +265,11 @@ pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) 
 pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
     let args: ReadArgs = match parse(READ, arguments) {
         Ok(args) => args,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(&why),
     };
     let entry = match call::resolve(catalog, &args.path) {
         Ok(entry) => entry,
-        Err(refusal) => return refused(catalog, refusal, &args.path),
+        Err(refusal) => return refused(catalog, refusal.into(), &args.path),
     };
     let def = entry.definition();
     let name = def.id.name();
@@ -300,7 +304,7 @@ pub async fn call(
 ) -> CallToolResult {
     let args: CallArgs = match parse(CALL, arguments) {
         Ok(args) => args,
-        Err(message) => return invalid(message),
+        Err(why) => return invalid(&why),
     };
     call_path(
         catalog,
@@ -369,7 +373,7 @@ pub async fn call_path(
             }
         },
         Err(refusal) => {
-            tracing::info!(tool = %crate::rescue::echo(&path), ms, status = refusal.status(), detail = refusal.log_detail().unwrap_or_default(), "MCP call refused");
+            tracing::info!(tool = %crate::rescue::echo(&path), ms, status = refusal.status.as_u16(), detail = refusal.log.as_deref().unwrap_or_default(), "MCP call refused");
             refused(catalog, refusal, &path)
         }
     }
@@ -381,7 +385,7 @@ pub fn not_found(catalog: &Catalog, name: &str) -> CallToolResult {
         id: name.to_owned(),
         suggestion: None,
     };
-    refused(catalog, refusal, name)
+    refused(catalog, refusal.into(), name)
 }
 
 /// A value as a result: a string as it is, anything else as JSON; an object also as
@@ -406,11 +410,10 @@ fn failure(failed: McpFailure) -> CallToolResult {
 
 /// A refusal before the call, with the closest paths when `path` names no tool: the served
 /// name differing only in case, then what a search for its words finds.
-fn refused(catalog: &Catalog, refusal: ApiError, path: &str) -> CallToolResult {
-    let mut closest: Vec<String> = match &refusal {
-        ApiError::UnknownTool { suggestion, .. } => suggestion.iter().cloned().collect(),
-        ApiError::BadToolId(_) | ApiError::MissingToolId => Vec::new(),
-        _ => return failure(refusal.into_mcp(path, &[])),
+fn refused(catalog: &Catalog, refusal: Refusal, path: &str) -> CallToolResult {
+    let mut closest: Vec<String> = match &refusal.extra {
+        Extra::NoSuchTool { suggestion } => suggestion.iter().cloned().collect(),
+        _ => return failure(McpFailure::from_refusal(refusal, path, &[])),
     };
     let name = path.split('@').next().unwrap_or_default();
     let latest = catalog.latest();
@@ -423,7 +426,7 @@ fn refused(catalog: &Catalog, refusal: ApiError, path: &str) -> CallToolResult {
         }
     }
     closest.truncate(3);
-    failure(refusal.into_mcp(path, &closest))
+    failure(McpFailure::from_refusal(refusal, path, &closest))
 }
 
 /// What a search result says a tool needs from its caller: requirement ids.

@@ -33,6 +33,7 @@ use serde::Deserialize;
 use crate::catalog::registry::SharedCatalog;
 
 mod credentials;
+mod failure;
 mod http_refusals;
 pub mod meta;
 mod rpc;
