@@ -6,7 +6,7 @@ use otc_mappings::MappedTool;
 
 use super::document::{Document, FIELDS, Field};
 use super::tokenize::Tokenizer;
-use super::{INPUT, OUTPUT, STRONG, SearchIndex, compound};
+use super::{Evidence, SearchIndex, compound};
 
 /// BM25's term-frequency saturation.
 const K1: f32 = 1.2;
@@ -120,7 +120,7 @@ impl SearchIndex {
         }
         // Postings, built term by term from the per-tool counts (tools in order, so each list
         // is sorted by position).
-        let mut per_term: Vec<Vec<(u32, f32, u8)>> = vec![Vec::new(); vocabulary.len()];
+        let mut per_term: Vec<Vec<(u32, f32, Evidence)>> = vec![Vec::new(); vocabulary.len()];
         // Per term: the tools that have it only in their output schema.
         let mut output_only: Vec<u32> = vec![0; vocabulary.len()];
         for (doc, (counts, length)) in counted.iter().zip(&lengths).enumerate() {
@@ -142,12 +142,12 @@ impl SearchIndex {
                 let saturated = weighted * (K1 + 1.0) / (weighted + K1);
                 let has = |f: &Field| tf[*f as usize] > 0;
                 let evidence = if Field::ALL.iter().any(|f| f.is_strong() && has(f)) {
-                    STRONG
+                    Evidence::Strong
                 } else if Field::ALL.iter().any(|f| *f != Field::Output && has(f)) {
-                    INPUT
+                    Evidence::Input
                 } else {
                     output_only[*term as usize] += 1;
-                    OUTPUT
+                    Evidence::Output
                 };
                 per_term[*term as usize].push((doc as u32, saturated, evidence));
             }

@@ -77,11 +77,16 @@ pub use semantic::{Quantized, Vectors, tool_text};
 use action::Actions;
 use tokenize::Tokenizer;
 
-/// Where a term occurs in a tool (see `SearchIndex::evidence`).
-const STRONG: u8 = 2;
-const INPUT: u8 = 1;
-/// Only in what the tool answers: weak evidence (see [`rank::OUTPUT_COVERAGE`]).
-const OUTPUT: u8 = 0;
+/// Where a term occurs in a tool, at best (see `SearchIndex::evidence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Evidence {
+    /// Only in what the tool answers: weak evidence (see [`rank::OUTPUT_COVERAGE`]).
+    Output,
+    /// In its parameters.
+    Input,
+    /// In its name, toolkit, description or path: about the tool itself.
+    Strong,
+}
 /// The longest request read, in characters; the rest is ignored. A search request is a
 /// sentence or two, and reading one costs time that grows faster than its length (synonym
 /// phrases, distinct terms), so a client must not be able to send a book.
@@ -108,9 +113,8 @@ pub struct SearchIndex {
     starts: Vec<u32>,
     docs: Vec<u32>,
     weights: Vec<f32>,
-    /// Where the term occurs in the tool, per posting: its name, toolkit or description
-    /// ([`STRONG`]), else its parameters ([`INPUT`]), else only its output ([`OUTPUT`]).
-    evidence: Vec<u8>,
+    /// Where the term occurs in the tool, per posting.
+    evidence: Vec<Evidence>,
     /// The terms of each tool's name (`ReposGet` → `repo`, `get`): `name_terms[name_starts[d]..
     /// name_starts[d + 1]]`.
     name_starts: Vec<u32>,
@@ -142,7 +146,7 @@ impl SearchIndex {
             + self.starts.capacity() * size_of::<u32>()
             + self.docs.capacity() * size_of::<u32>()
             + self.weights.capacity() * size_of::<f32>()
-            + self.evidence.capacity()
+            + self.evidence.capacity() * size_of::<Evidence>()
             + self.name_starts.capacity() * size_of::<u32>()
             + self.name_terms.capacity() * size_of::<u32>()
             + self.toolkit_of.capacity() * size_of::<u32>()

@@ -1,7 +1,8 @@
 //! Ranking: a request against the index, scored, gated for relevance and ordered.
 
+use super::action::Actions;
 use super::query::{self, QueryTerm};
-use super::{Hit, Lexical, MAX_QUERY_CHARS, OUTPUT, STRONG, SearchIndex, action, synonyms};
+use super::{Evidence, Hit, Lexical, MAX_QUERY_CHARS, SearchIndex, action, synonyms};
 
 /// How much coverage shapes the score: `score × coverage^COVERAGE_POWER`.
 const COVERAGE_POWER: f32 = 2.0;
@@ -178,7 +179,7 @@ impl SearchIndex {
                 continue;
             }
             known.push(Known {
-                joined: true,
+                source: Source::Joined,
                 ..Known::word(number, self.idf[number as usize], bits)
             });
         }
@@ -187,8 +188,7 @@ impl SearchIndex {
                 term,
                 idf: self.idf[term as usize] * SYNONYM_WEIGHT,
                 bits,
-                synonym: true,
-                joined: false,
+                source: Source::Synonym,
             });
         }
         if let Some((_, why)) = explain.as_mut() {
@@ -249,8 +249,7 @@ impl SearchIndex {
             term,
             idf,
             bits,
-            synonym,
-            joined,
+            source,
         } in &known
         {
             let range =
@@ -268,24 +267,24 @@ impl SearchIndex {
                     reached[d] = true;
                     touched.push(doc);
                 }
-                if joined && mask[d] & bits == bits {
+                if source == Source::Joined && mask[d] & bits == bits {
                     continue;
                 }
-                if found == OUTPUT {
-                    if !synonym {
+                if found == Evidence::Output {
+                    if source != Source::Synonym {
                         output_mask[d] |= bits;
                     }
                     score[d] += idf * weight;
                     continue;
                 }
-                if synonym {
+                if source == Source::Synonym {
                     if (mask[d] | synonym_mask[d]) & bits != 0 {
                         continue;
                     }
                     synonym_mask[d] |= bits;
                 } else {
                     mask[d] |= bits;
-                    if found == STRONG {
+                    if found == Evidence::Strong {
                         strong_mask[d] |= bits;
                     }
                 }
@@ -326,7 +325,7 @@ impl SearchIndex {
                         .collect::<Vec<_>>()
                 };
                 why.push_str(&format!(
-                    "score {:.2} coverage {coverage:.2} name {:.2} relevance {relevance:.2} (bar {:.2} below coverage {SURE_COVERAGE}) strong {:?} weak {:?} synonym {:?} action does {:#x} wants {:#x}",
+                    "score {:.2} coverage {coverage:.2} name {:.2} relevance {relevance:.2} (bar {:.2} below coverage {SURE_COVERAGE}) strong {:?} weak {:?} synonym {:?} action does {:?} wants {:?}",
                     score[d],
                     self.name_match(d, &query_terms),
                     MIN_SCORE * self.unseen_idf,
@@ -353,13 +352,13 @@ impl SearchIndex {
                     relevance *= 1.0 - OTHER_TOOLKIT_PENALTY;
                 }
             }
-            let (does, wants) = (self.actions[d] & action::DOES, wanted & action::DOES);
-            if does & wants != 0 {
+            let (does, wants) = (self.actions[d] & Actions::DOES, wanted & Actions::DOES);
+            if does.intersects(wants) {
                 relevance *= 1.0 + ACTION_BONUS;
-            } else if wants != 0 && does != 0 {
+            } else if !wants.is_empty() && !does.is_empty() {
                 relevance *= 1.0 - ACTION_PENALTY;
             }
-            if self.actions[d] & wanted & action::MINE != 0 {
+            if (self.actions[d] & wanted).contains(Actions::MINE) {
                 relevance *= 1.0 + MINE_BONUS;
             }
             if self.deprecated[d] {
@@ -416,7 +415,7 @@ impl SearchIndex {
     /// Whether term `t` occurs in some tool's name, toolkit or description.
     fn is_strong_anywhere(&self, t: u32) -> bool {
         self.evidence[self.starts[t as usize] as usize..self.starts[t as usize + 1] as usize]
-            .contains(&STRONG)
+            .contains(&Evidence::Strong)
     }
 
     /// The share of tool `d`'s name among `query_terms`, by IDF: a name word the request did
@@ -443,11 +442,19 @@ struct Known {
     idf: f32,
     /// Bit `i`: it stands for the query's term `i` (several for a joined term or a phrase).
     bits: u64,
-    /// A synonym of the query's words rather than one of them.
-    synonym: bool,
+    source: Source,
+}
+
+/// Whence a [`Known`] term comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// One of the query's words.
+    Word,
     /// Two of the query's words joined (`pet store` → `petstore`): evidence only for a tool
     /// that does not already have both words apart.
-    joined: bool,
+    Joined,
+    /// A synonym of the query's words rather than one of them.
+    Synonym,
 }
 
 impl Known {
@@ -456,8 +463,7 @@ impl Known {
             term,
             idf,
             bits,
-            synonym: false,
-            joined: false,
+            source: Source::Word,
         }
     }
 }
