@@ -7,7 +7,9 @@
 //! from its HTTP method and path (a `GET` ending in a path parameter reads one thing; without
 //! one it lists) and from the verbs in its name (a `POST …/destroy` deletes); a request's from
 //! the verbs and phrases it uses. A tool doing what the request asks for ranks above its
-//! siblings; nothing is excluded.
+//! siblings; nothing is excluded. Which word names which action is [`super::vocab`]'s table.
+
+use super::vocab::verb;
 
 bitflags::bitflags! {
     /// A set of actions.
@@ -40,66 +42,8 @@ const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];
 /// orders" is not about the caller's orders).
 const FIRST_PERSON: &[&str] = &["my", "mine", "myself"];
 
-/// Verbs (lowercased, unstemmed) and the action each names, in tool names and requests alike.
-/// Words that are nouns as often as verbs in API names ("post", "set" as in "data set",
-/// "open") are left out: they would mislabel more tools than they label.
-const VERBS: &[(&str, Actions)] = &[
-    ("list", Actions::LIST),
-    ("lists", Actions::LIST),
-    ("listing", Actions::LIST),
-    ("enumerate", Actions::LIST),
-    ("browse", Actions::LIST),
-    ("get", Actions::READ),
-    ("gets", Actions::READ),
-    ("read", Actions::READ),
-    ("reads", Actions::READ),
-    ("show", Actions::READ),
-    ("shows", Actions::READ),
-    ("fetch", Actions::READ),
-    ("retrieve", Actions::READ),
-    ("retrieves", Actions::READ),
-    ("describe", Actions::READ),
-    ("view", Actions::READ),
-    ("details", Actions::READ),
-    ("detail", Actions::READ),
-    ("create", Actions::CREATE),
-    ("creates", Actions::CREATE),
-    ("add", Actions::CREATE),
-    ("adds", Actions::CREATE),
-    ("new", Actions::CREATE),
-    ("insert", Actions::CREATE),
-    ("register", Actions::CREATE),
-    ("make", Actions::CREATE),
-    ("update", Actions::UPDATE),
-    ("updates", Actions::UPDATE),
-    ("edit", Actions::UPDATE),
-    ("modify", Actions::UPDATE),
-    ("change", Actions::UPDATE),
-    ("rename", Actions::UPDATE),
-    ("replace", Actions::UPDATE),
-    ("patch", Actions::UPDATE),
-    ("upsert", Actions::CREATE.union(Actions::UPDATE)),
-    ("delete", Actions::DELETE),
-    ("deletes", Actions::DELETE),
-    ("remove", Actions::DELETE),
-    ("removes", Actions::DELETE),
-    ("destroy", Actions::DELETE),
-    ("drop", Actions::DELETE),
-    ("erase", Actions::DELETE),
-    ("purge", Actions::DELETE),
-    ("unregister", Actions::DELETE),
-];
-
 /// Determiners that, before a noun, ask for many of it ("every script tag", "all webhooks").
 const MANY: &[&str] = &["every", "all"];
-
-/// The action a single word names, if any.
-fn verb(word: &str) -> Actions {
-    VERBS
-        .iter()
-        .find(|(v, _)| v.eq_ignore_ascii_case(word))
-        .map_or(Actions::empty(), |(_, a)| *a)
-}
 
 /// A tool's actions. With an HTTP operation (`method`, `path` template), from the method and
 /// path: a `GET` ending in a path parameter reads one thing, one ending in a plural word lists,

@@ -64,6 +64,7 @@ mod rank;
 pub mod semantic;
 mod synonyms;
 mod tokenize;
+mod vocab;
 
 #[cfg(test)]
 mod tests;
