@@ -55,6 +55,7 @@
 mod action;
 mod compound;
 mod document;
+mod explain;
 mod fusion;
 mod index;
 mod model;
@@ -71,6 +72,7 @@ mod tests;
 
 use std::collections::HashMap;
 
+pub use explain::{LexicalExplanation, TermWeight, ToolScore};
 pub use fusion::{Answer, Bars, Explanation, Found, Meaning};
 pub use model::{MAX_TOKENS, Model, ModelError};
 pub use semantic::{Quantized, Vectors, tool_text};
