@@ -299,6 +299,7 @@ fn main() -> anyhow::Result<()> {
                         "{wanted}:\n  lexical: {}",
                         index
                             .explain(query, position)
+                            .to_string()
                             .trim_end()
                             .replace('\n', "\n  ")
                     );

@@ -7,21 +7,33 @@
 //! from its HTTP method and path (a `GET` ending in a path parameter reads one thing; without
 //! one it lists) and from the verbs in its name (a `POST …/destroy` deletes); a request's from
 //! the verbs and phrases it uses. A tool doing what the request asks for ranks above its
-//! siblings; nothing is excluded.
+//! siblings; nothing is excluded. Which word names which action is [`super::vocab`]'s table.
 
-/// A set of actions, as bits.
-pub(crate) type Actions = u8;
+use super::vocab::verb;
 
-pub(crate) const LIST: Actions = 1;
-pub(crate) const READ: Actions = 1 << 1;
-pub(crate) const CREATE: Actions = 1 << 2;
-pub(crate) const UPDATE: Actions = 1 << 3;
-pub(crate) const DELETE: Actions = 1 << 4;
-/// Not an action but whose thing it is: the caller's own (`GET /me/privileges`,
-/// `/users/self`) against "my privileges". It only ever adds to a tool's rank.
-pub(crate) const MINE: Actions = 1 << 5;
-/// What a tool does, without [`MINE`].
-pub(crate) const DOES: Actions = LIST | READ | CREATE | UPDATE | DELETE;
+bitflags::bitflags! {
+    /// A set of actions.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub(crate) struct Actions: u8 {
+        const LIST = 1;
+        const READ = 1 << 1;
+        const CREATE = 1 << 2;
+        const UPDATE = 1 << 3;
+        const DELETE = 1 << 4;
+        /// Not an action but whose thing it is: the caller's own (`GET /me/privileges`,
+        /// `/users/self`) against "my privileges". It only ever adds to a tool's rank.
+        const MINE = 1 << 5;
+    }
+}
+
+impl Actions {
+    /// What a tool does, without [`Actions::MINE`].
+    pub(crate) const DOES: Actions = Actions::LIST
+        .union(Actions::READ)
+        .union(Actions::CREATE)
+        .union(Actions::UPDATE)
+        .union(Actions::DELETE);
+}
 
 /// Path segments that name the caller rather than someone given by a parameter.
 const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];
@@ -30,66 +42,8 @@ const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];
 /// orders" is not about the caller's orders).
 const FIRST_PERSON: &[&str] = &["my", "mine", "myself"];
 
-/// Verbs (lowercased, unstemmed) and the action each names, in tool names and requests alike.
-/// Words that are nouns as often as verbs in API names ("post", "set" as in "data set",
-/// "open") are left out: they would mislabel more tools than they label.
-const VERBS: &[(&str, Actions)] = &[
-    ("list", LIST),
-    ("lists", LIST),
-    ("listing", LIST),
-    ("enumerate", LIST),
-    ("browse", LIST),
-    ("get", READ),
-    ("gets", READ),
-    ("read", READ),
-    ("reads", READ),
-    ("show", READ),
-    ("shows", READ),
-    ("fetch", READ),
-    ("retrieve", READ),
-    ("retrieves", READ),
-    ("describe", READ),
-    ("view", READ),
-    ("details", READ),
-    ("detail", READ),
-    ("create", CREATE),
-    ("creates", CREATE),
-    ("add", CREATE),
-    ("adds", CREATE),
-    ("new", CREATE),
-    ("insert", CREATE),
-    ("register", CREATE),
-    ("make", CREATE),
-    ("update", UPDATE),
-    ("updates", UPDATE),
-    ("edit", UPDATE),
-    ("modify", UPDATE),
-    ("change", UPDATE),
-    ("rename", UPDATE),
-    ("replace", UPDATE),
-    ("patch", UPDATE),
-    ("upsert", CREATE | UPDATE),
-    ("delete", DELETE),
-    ("deletes", DELETE),
-    ("remove", DELETE),
-    ("removes", DELETE),
-    ("destroy", DELETE),
-    ("drop", DELETE),
-    ("erase", DELETE),
-    ("purge", DELETE),
-    ("unregister", DELETE),
-];
-
 /// Determiners that, before a noun, ask for many of it ("every script tag", "all webhooks").
 const MANY: &[&str] = &["every", "all"];
-
-/// The action a single word names, if any.
-fn verb(word: &str) -> Actions {
-    VERBS
-        .iter()
-        .find(|(v, _)| v.eq_ignore_ascii_case(word))
-        .map_or(0, |(_, a)| *a)
-}
 
 /// A tool's actions. With an HTTP operation (`method`, `path` template), from the method and
 /// path: a `GET` ending in a path parameter reads one thing, one ending in a plural word lists,
@@ -102,7 +56,9 @@ pub(crate) fn of_tool<'a>(
     operation: Option<(&str, &str)>,
     name_words: impl IntoIterator<Item = &'a str>,
 ) -> Actions {
-    let named = name_words.into_iter().fold(0, |a, w| a | verb(w));
+    let named = name_words
+        .into_iter()
+        .fold(Actions::empty(), |a, w| a | verb(w));
     let Some((method, path)) = operation else {
         return named;
     };
@@ -112,16 +68,22 @@ pub(crate) fn of_tool<'a>(
     let last = last_segment(path);
     let is_parameter = last.starts_with('{') && last.ends_with('}');
     let from_method = match method.to_ascii_uppercase().as_str() {
-        "GET" | "HEAD" if is_parameter => READ,
-        "GET" | "HEAD" if is_plural(last) => LIST,
-        "GET" | "HEAD" => LIST | READ,
-        "POST" if !is_parameter && verb(last) != 0 => verb(last),
-        "POST" => CREATE,
-        "PUT" | "PATCH" => UPDATE,
-        "DELETE" => DELETE,
-        _ => 0,
+        "GET" | "HEAD" if is_parameter => Actions::READ,
+        "GET" | "HEAD" if is_plural(last) => Actions::LIST,
+        "GET" | "HEAD" => Actions::LIST | Actions::READ,
+        "POST" if !is_parameter && !verb(last).is_empty() => verb(last),
+        "POST" => Actions::CREATE,
+        "PUT" | "PATCH" => Actions::UPDATE,
+        "DELETE" => Actions::DELETE,
+        _ => Actions::empty(),
     };
-    from_method | (named & (CREATE | UPDATE | DELETE)) | if mine { MINE } else { 0 }
+    let changes = Actions::CREATE | Actions::UPDATE | Actions::DELETE;
+    let mine = if mine {
+        Actions::MINE
+    } else {
+        Actions::empty()
+    };
+    from_method | (named & changes) | mine
 }
 
 /// The last segment of a path template, without the response format some APIs append to it:
@@ -177,7 +139,7 @@ const QUESTION: &[&str] = &[
 ];
 
 /// What a request asks to do: its verbs, plus "by id"/"by key" and "single"/"specific" (one
-/// thing, read), "every"/"all" (many, listed) and "my" ([`MINE`]). A request that opens with a
+/// thing, read), "every"/"all" (many, listed) and "my" ([`Actions::MINE`]). A request that opens with a
 /// verb is imperative: that verb (and those joined to it by "or"/"and") is what it asks, and
 /// later verb-like words are its nouns ("replace the list of users", "get the latest update").
 /// A question without a verb of its own (one ending in "?" or opening with "what", "which",
@@ -196,12 +158,12 @@ pub(crate) fn of_query(query: &str) -> Actions {
         .iter()
         .position(|w| !POLITE.contains(&w.to_ascii_lowercase().as_str()))
         .unwrap_or(words.len());
-    let mut leading = words.get(start).map_or(0, |w| verb(w));
-    if leading != 0 {
+    let mut leading = words.get(start).map_or(Actions::empty(), |w| verb(w));
+    if !leading.is_empty() {
         let mut at = start + 1;
         while let [joint, next, ..] = &words[at.min(words.len())..]
             && matches!(joint.to_ascii_lowercase().as_str(), "or" | "and")
-            && verb(next) != 0
+            && !verb(next).is_empty()
         {
             leading |= verb(next);
             at += 2;
@@ -209,33 +171,34 @@ pub(crate) fn of_query(query: &str) -> Actions {
     }
     let mut actions = leading;
     for (i, word) in words.iter().enumerate() {
-        if leading == 0 {
+        if leading.is_empty() {
             actions |= verb(word);
         }
         let lower = word.to_ascii_lowercase();
         if MANY.contains(&lower.as_str()) {
-            actions |= LIST;
+            actions |= Actions::LIST;
         }
         if ONE.contains(&lower.as_str()) {
-            actions |= READ;
+            actions |= Actions::READ;
         }
         if FIRST_PERSON.contains(&lower.as_str()) {
-            actions |= MINE;
+            actions |= Actions::MINE;
         }
         if lower == "by"
             && words
                 .get(i + 1)
                 .is_some_and(|next| matches!(next.to_ascii_lowercase().as_str(), "id" | "key"))
         {
-            actions |= READ;
+            actions |= Actions::READ;
         }
     }
     let question = query.trim_end().ends_with('?')
         || words
             .first()
             .is_some_and(|w| QUESTION.contains(&w.to_ascii_lowercase().as_str()));
-    if question && actions & (CREATE | UPDATE | DELETE) == 0 {
-        actions |= LIST | READ;
+    let changes = Actions::CREATE | Actions::UPDATE | Actions::DELETE;
+    if question && !actions.intersects(changes) {
+        actions |= Actions::LIST | Actions::READ;
     }
     actions
 }
@@ -243,6 +206,13 @@ pub(crate) fn of_query(query: &str) -> Actions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const LIST: Actions = Actions::LIST;
+    const READ: Actions = Actions::READ;
+    const CREATE: Actions = Actions::CREATE;
+    const UPDATE: Actions = Actions::UPDATE;
+    const DELETE: Actions = Actions::DELETE;
+    const MINE: Actions = Actions::MINE;
 
     #[test]
     fn a_tool_acts_by_its_method_path_and_name() {
@@ -271,7 +241,7 @@ mod tests {
             CREATE | DELETE
         );
         assert_eq!(of_tool(None, ["delete", "file"]), DELETE);
-        assert_eq!(of_tool(None, ["ping"]), 0);
+        assert_eq!(of_tool(None, ["ping"]), Actions::empty());
     }
 
     #[test]
@@ -316,7 +286,7 @@ mod tests {
         assert_eq!(of_query("which actions are allowed in acme?"), LIST | READ);
         assert_eq!(of_query("what's the status of order 7"), LIST | READ);
         assert_eq!(of_query("can you delete order 7?"), DELETE);
-        assert_eq!(of_query("order 7 status"), 0);
+        assert_eq!(of_query("order 7 status"), Actions::empty());
     }
 
     #[test]
@@ -363,6 +333,6 @@ mod tests {
         assert_eq!(of_query("list every script tag"), LIST);
         assert_eq!(of_query("remove pet 10 from the store"), DELETE);
         assert_eq!(of_query("create or update three events"), CREATE | UPDATE);
-        assert_eq!(of_query("privileges of the account"), 0);
+        assert_eq!(of_query("privileges of the account"), Actions::empty());
     }
 }

@@ -198,7 +198,7 @@ impl SearchIndex {
         toolkit: Option<&str>,
         meaning: Option<&Meaning<'_>>,
     ) -> (Vec<(usize, f32)>, Seen) {
-        let (lexical, signals) = self.rank(part, CANDIDATES, toolkit, None);
+        let (lexical, signals) = self.rank(part, CANDIDATES, toolkit);
         let only = toolkit.and_then(|name| {
             let lower = name.to_lowercase();
             self.toolkits.iter().position(|t| **t == *lower)

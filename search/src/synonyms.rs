@@ -1,101 +1,16 @@
 //! Words that mean the same thing to an API: a request says "remove", "sign in" or "allow
 //! list" where the catalog says "delete", "login" or "whitelist".
 //!
-//! The groups are general English and general API vocabulary (actions, the common nouns of
-//! REST APIs, the old and new names of lists), not the words of any one catalog or query set. A
-//! request's word also matches the other words of its group, as weaker evidence than the word
-//! itself (see `SYNONYM_WEIGHT` in the parent module); a group member of several words ("sign
-//! in") is recognised in the request as a phrase, and only one-word members are looked up in
-//! the index (a tool's own text writes them as one word: `LoginUser`, `whitelist`).
+//! The groups are the synonyms of [`super::vocab`]'s table. A request's word also matches the
+//! other words of its group, as weaker evidence than the word itself (see `SYNONYM_WEIGHT` in
+//! the parent module); a group member of several words ("sign in") is recognised in the request
+//! as a phrase, and only one-word members are looked up in the index (a tool's own text writes
+//! them as one word: `LoginUser`, `whitelist`).
 
 use std::sync::LazyLock;
 
 use super::tokenize::Tokenizer;
-
-/// Groups of interchangeable words and phrases, lowercased, unstemmed.
-const GROUPS: &[&[&str]] = &[
-    // Actions.
-    &[
-        "delete",
-        "remove",
-        "drop",
-        "erase",
-        "destroy",
-        "discard",
-        "purge",
-        "take off",
-        "take down",
-        "take away",
-        "tear down",
-        "wipe out",
-    ],
-    &["create", "add", "insert", "register"],
-    &["update", "edit", "modify", "change", "alter"],
-    &[
-        "get", "fetch", "retrieve", "read", "show", "view", "lookup", "look up",
-    ],
-    &["search", "find", "query", "lookup", "look for"],
-    &[
-        "start", "boot", "launch", "power on", "spin up", "boot up", "kick off",
-    ],
-    &["stop", "halt", "shutdown", "shut down", "power off"],
-    &["restart", "reboot"],
-    &["enable", "activate", "turn on", "switch on"],
-    &["disable", "deactivate", "suspend", "turn off", "switch off"],
-    &["cancel", "abort", "call off"],
-    &[
-        "restore",
-        "unarchive",
-        "undelete",
-        "recover",
-        "bring back",
-        "put back",
-    ],
-    &["rollback", "roll back", "revert", "undo"],
-    &[
-        "upsert",
-        "create or update",
-        "insert or update",
-        "add or update",
-    ],
-    &["subscribe", "opt in"],
-    &["unsubscribe", "opt out"],
-    &["copy", "clone", "duplicate"],
-    &["export", "download"],
-    &["import", "upload"],
-    &["shuffle", "randomize", "randomise", "randomly"],
-    &["reorder", "rearrange", "sort"],
-    &["login", "log in", "sign in", "signin", "logon", "log on"],
-    &[
-        "logout", "log out", "sign out", "signout", "logoff", "log off",
-    ],
-    // Nouns.
-    &["whitelist", "allowlist", "allow list", "safelist"],
-    &[
-        "blacklist",
-        "blocklist",
-        "block list",
-        "denylist",
-        "deny list",
-    ],
-    &["user", "member", "person", "people"],
-    &["organization", "organisation", "org"],
-    &["repo", "repository"],
-    &["email", "mail", "e-mail"],
-    &["image", "picture", "photo"],
-    &["file", "document"],
-    &["price", "cost", "pricing", "fee"],
-    &["tag", "label"],
-    &["config", "configuration", "settings"],
-    &["status", "state", "progress"],
-    &["notification", "alert"],
-    &["shop", "store"],
-    &["permission", "privilege"],
-    &["coupon", "discount", "promo"],
-    &["batch", "bulk"],
-    &["statistics", "stats", "metrics", "analytics"],
-    &["instance", "vm", "virtual machine"],
-];
+use super::vocab::GROUPS;
 
 /// The groups, stemmed once per process: they are the same for every catalog.
 pub(crate) fn synonyms() -> &'static Synonyms {
@@ -116,15 +31,19 @@ impl Synonyms {
             .iter()
             .map(|group| {
                 group
+                    .words
                     .iter()
+                    .filter_map(|word| word.synonym())
                     .map(|member| {
                         member
                             .split(|c: char| !c.is_alphanumeric())
                             .map(|word| tokenizer.stem(word))
-                            .collect()
+                            .collect::<Vec<String>>()
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             })
+            // A group of verbs alone (`list`, `lists`) has no synonyms to expand to.
+            .filter(|members| !members.is_empty())
             .collect();
         Self { groups }
     }

@@ -521,3 +521,54 @@ fn only_the_first_thousand_characters_of_a_request_are_read() {
     );
     assert!(index.search(&request(MAX_QUERY_CHARS), 10, None).is_empty());
 }
+
+#[test]
+fn an_explanation_says_what_the_search_decided() {
+    let mut tools = catalog();
+    tools.push(tool(
+        "SwaggerPetstore",
+        "LoginUser",
+        "Logs user into the system.",
+        &json!({"username": {"type": "string"}, "password": {"type": "string"}}),
+    ));
+    let index = SearchIndex::build(&tools);
+    let queries = [
+        "create an issue in a jira project",
+        "sign in to the pet shop as 'theUser'",
+        "get a repository",
+        "feeding schedule",
+    ];
+    for query in queries {
+        let hits = index.search(query, tools.len(), None);
+        for position in 0..tools.len() {
+            // The explanation runs the ranker's phases on its own path: it admits exactly the
+            // hits, at their scores, and searching again after it finds the same.
+            let explained = index.explain(query, position);
+            let admitted = explained.tool.as_ref().and_then(|tool| tool.admitted);
+            let hit = hits.iter().find(|h| h.position == position);
+            assert_eq!(admitted, hit.map(|h| h.score), "{query}: {explained}");
+        }
+        assert_eq!(index.search(query, tools.len(), None), hits);
+    }
+
+    let explained = index.explain("sign in to the pet shop as 'theUser'", 6);
+    let terms: Vec<&str> = explained.terms.iter().map(|t| t.term.as_str()).collect();
+    assert!(terms.contains(&"shop"), "{explained}");
+    assert!(
+        explained.synonyms.contains(&"login".to_owned()),
+        "{explained}"
+    );
+    assert!(
+        explained.synonyms.contains(&"store".to_owned()),
+        "{explained}"
+    );
+    let tool = explained
+        .tool
+        .as_ref()
+        .expect("the request reaches LoginUser");
+    assert!(tool.synonym.contains(&"sign".to_owned()), "{explained}");
+    assert!(tool.admitted.is_some(), "{explained}");
+    assert!(explained.to_string().contains("admitted"), "{explained}");
+    // A tool no term reaches is explained as such.
+    assert!(index.explain("feeding schedule", 0).tool.is_none());
+}
