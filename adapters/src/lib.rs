@@ -28,7 +28,8 @@ pub use error::AdapterError;
 /// What the bridge tells every adapter it builds, beyond the adapter's own config.
 ///
 /// Today that is which environment variables hold the bridge's secrets, so that an MCP stdio
-/// child never sees them (issue 8, defect 2), even with `inherit_env: true`.
+/// child never sees them (issue 8, defect 2), even with `inherit_env: true`; where per-caller
+/// authorization challenges go; and the HTTP stack OpenAPI sources share.
 #[derive(Debug, Clone, Default)]
 pub struct BuildContext {
     /// Names of the environment variables the bridge reads secrets from (the JWT key, API keys,
@@ -37,6 +38,10 @@ pub struct BuildContext {
     /// Where per-caller authorization challenges are kept and answered (the bridge's
     /// `/oauth/callback` and `/oauth/check/{id}`); a source with `per_caller: true` needs it.
     pub challenges: Option<Arc<mcp::oauth::challenges::Challenges>>,
+    /// The HTTP clients OpenAPI sources call through: sources built with this context (and its
+    /// clones) share them, one client per distinct set of client settings, instead of a client
+    /// (and a root store) each.
+    pub http: openapi::HttpClients,
 }
 
 /// One validated call, handed to the adapter that owns the tool.

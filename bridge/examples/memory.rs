@@ -14,8 +14,8 @@
 
 use std::sync::Arc;
 
-use otc_adapters::Adapter;
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
+use otc_adapters::{Adapter, BuildContext};
 use otc_bridge::{Catalog, SourceTools};
 use otc_mappings::Target;
 use otc_mappings::otc::Dialect;
@@ -62,10 +62,12 @@ fn main() -> anyhow::Result<()> {
     //    is dropped inside `build` unless something keeps it).
     let adapters: Vec<Arc<dyn Adapter>> = runtime.block_on(async {
         let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
+        // One context for every source, as the bridge has: they share one HTTP client.
+        let cx = BuildContext::default();
         for (n, spec) in documents.iter().enumerate() {
             let mut config = OpenApiConfig::new(spec.clone());
             config.base_url = Some("http://127.0.0.1:9/".to_owned());
-            match OpenApiAdapter::build(&format!("s{n}"), &config).await {
+            match OpenApiAdapter::build(&format!("s{n}"), &config, &cx).await {
                 Ok(adapter) => adapters.push(Arc::new(adapter)),
                 Err(err) => eprintln!("{spec}: {err}"),
             }

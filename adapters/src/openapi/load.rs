@@ -16,9 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use reqwest::Client;
-use reqwest::redirect::Policy;
-
+use super::client::{DocumentClient, HttpClients};
 use super::config::OpenApiConfig;
 use url::Url;
 
@@ -59,26 +57,22 @@ impl Document {
     }
 }
 
-/// The client that fetches the document and its remote `$ref`s at start-up: ordinary redirects
-/// (documents are often served through a CDN), no static headers (they are for the API). `None`
-/// when nothing is fetched (a document on disk, remote `$ref`s off): building a client loads the
-/// system's root certificates, a sizeable part of loading a small document.
-pub(crate) fn for_documents(config: &OpenApiConfig) -> Result<Option<Client>, AdapterError> {
+/// The client that fetches the document and its remote `$ref`s at start-up (see
+/// [`HttpClients::for_documents`]). `None` when nothing is fetched (a document on disk, remote
+/// `$ref`s off): building a client loads the system's root certificates, a sizeable part of
+/// loading a small document.
+pub(crate) fn for_documents(
+    config: &OpenApiConfig,
+    http: &HttpClients,
+) -> Result<Option<DocumentClient>, AdapterError> {
     if as_http_url(&config.spec).is_none() && !config.allow_remote_refs {
         return Ok(None);
     }
-    super::client::base(config)?
-        .redirect(Policy::limited(config.max_redirects.max(5)))
-        .build()
-        .map(Some)
-        .map_err(|e| AdapterError::Setup {
-            message: "cannot build the HTTP client".to_owned(),
-            source: Some(Box::new(e)),
-        })
+    http.for_documents(config).map(Some)
 }
 
 /// The client of [`for_documents`], or why there is none.
-fn document_client(client: Option<&Client>) -> Result<&Client, String> {
+fn document_client(client: Option<&DocumentClient>) -> Result<&DocumentClient, String> {
     client.ok_or_else(|| "no HTTP client: fetching over HTTP is not configured".to_owned())
 }
 
@@ -89,7 +83,10 @@ fn as_http_url(spec: &str) -> Option<Result<Url, url::ParseError>> {
 }
 
 /// Loads the document named by the config's `spec`.
-pub(crate) async fn load(spec: &str, client: Option<&Client>) -> Result<Document, AdapterError> {
+pub(crate) async fn load(
+    spec: &str,
+    client: Option<&DocumentClient>,
+) -> Result<Document, AdapterError> {
     if let Some(url) = as_http_url(spec) {
         let url = url.map_err(|e| AdapterError::Setup {
             message: format!("spec '{spec}' is not a valid URL"),
@@ -139,7 +136,7 @@ fn read_regular_file(path: &Path) -> Result<String, String> {
 
 /// GETs `url` as text; the error names the URL and what went wrong (never a query string, which
 /// might hold a key).
-async fn fetch(client: &Client, url: Url) -> Result<(String, Url), String> {
+async fn fetch(client: &DocumentClient, url: Url) -> Result<(String, Url), String> {
     let shown = {
         let mut shown = url.clone();
         shown.set_query(None);
@@ -179,7 +176,7 @@ async fn fetch(client: &Client, url: Url) -> Result<(String, Url), String> {
 #[derive(Debug)]
 pub(crate) struct RefLoader {
     handle: tokio::runtime::Handle,
-    client: Option<Client>,
+    client: Option<DocumentClient>,
     document_is_file: bool,
     allow_remote: bool,
     /// Canonical directories file `$ref`s may read under: the document's own, then `ref_dirs`.
@@ -194,7 +191,11 @@ impl otc_mappings::openapi::RefFetcher for RefLoader {
 
 impl RefLoader {
     /// A loader for refs of `document`, fetching with `client` on the current runtime.
-    pub(crate) fn new(client: Option<Client>, document: &Document, allow_remote: bool) -> Self {
+    pub(crate) fn new(
+        client: Option<DocumentClient>,
+        document: &Document,
+        allow_remote: bool,
+    ) -> Self {
         let roots = match &document.location {
             // The location is already canonical.
             Location::File(path) => path.parent().map(Path::to_path_buf).into_iter().collect(),

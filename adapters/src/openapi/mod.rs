@@ -5,7 +5,9 @@
 //! document is loaded and mapped, each operation's base URL resolved (config `base_url` > the
 //! operation's absolute server URL > a relative server URL resolved against the document's URL),
 //! its path template split, its header names parsed ([`compile`]), the bridge's own credentials
-//! read from the environment, and one HTTP client built. A call then fills in values
+//! read from the environment, and the source's share of the HTTP stack taken ([`client`]: one
+//! client per distinct set of client settings, shared by every source built with the same
+//! [`BuildContext`]). A call then fills in values
 //! ([`request`]), sends, and turns the answer or the failure into a value or an
 //! [`AdapterError`] ([`response`]).
 //!
@@ -34,11 +36,10 @@ use otc_mappings::openapi::{
 };
 use otc_mappings::otc::ToolId;
 use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
-use reqwest::Client;
 use serde_json::Value;
 use url::Url;
 
-use crate::{Adapter, AdapterError, ToolCall};
+use crate::{Adapter, AdapterError, BuildContext, ToolCall};
 
 mod body;
 mod client;
@@ -50,11 +51,13 @@ mod response;
 mod scrub;
 mod style;
 
+pub use client::HttpClients;
 pub use config::{
     CredentialConfig, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_REDIRECTS,
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, OpenApiConfig,
 };
 
+use client::CallClient;
 use compile::CompiledPlan;
 use config::Secret;
 use scrub::{Forms, Scrubber};
@@ -62,7 +65,7 @@ use scrub::{Forms, Scrubber};
 /// One OpenAPI source, ready to serve calls.
 pub struct OpenApiAdapter {
     name: String,
-    client: Client,
+    client: CallClient,
     mapped: Mapped<MappedTool>,
     /// Compiled plans, keyed by the id of the tool they serve; a call whose plan is not the one
     /// compiled (a caller-built tool) is compiled on the spot.
@@ -89,11 +92,16 @@ impl OpenApiAdapter {
     /// Loads the document named by `config.spec` (a file, read with tokio, or an http(s) URL,
     /// fetched within `timeout_ms`), maps it (fetching sibling files its `$ref`s name, and
     /// remote ones only with `allow_remote_refs`), resolves every operation's base URL, reads the
-    /// configured credentials from the environment and builds the HTTP client. Every failure is
+    /// configured credentials from the environment and takes its HTTP client from `cx.http`
+    /// (shared with the other sources built with `cx`). Every failure is
     /// `AdapterError::Setup` with a message that names the path, URL or key to fix.
-    pub async fn build(name: &str, config: &OpenApiConfig) -> Result<Self, AdapterError> {
-        let (mapped, url) = load_and_map(config).await?;
-        Self::from_mapped(name, config, mapped, url.as_ref())
+    pub async fn build(
+        name: &str,
+        config: &OpenApiConfig,
+        cx: &BuildContext,
+    ) -> Result<Self, AdapterError> {
+        let (mapped, url) = load_and_map(config, &cx.http).await?;
+        Self::from_mapped(name, config, mapped, url.as_ref(), cx)
     }
 
     /// Only loads and maps the document (what `build` does first), without resolving base
@@ -103,8 +111,11 @@ impl OpenApiAdapter {
     ///
     /// Operations whose server serving would refuse (a link-local or metadata host) are
     /// skipped here too, with the same diagnostic, so `check` reports what serving does.
-    pub async fn map(config: &OpenApiConfig) -> Result<Mapped<MappedTool>, AdapterError> {
-        let (mut mapped, url) = load_and_map(config).await?;
+    pub async fn map(
+        config: &OpenApiConfig,
+        cx: &BuildContext,
+    ) -> Result<Mapped<MappedTool>, AdapterError> {
+        let (mut mapped, url) = load_and_map(config, &cx.http).await?;
         let bases = BaseResolver::new(config, url.as_ref())?;
         skip_refused_hosts(&bases, &mut mapped)?;
         Ok(mapped)
@@ -118,6 +129,7 @@ impl OpenApiAdapter {
         config: &OpenApiConfig,
         mut mapped: Mapped<MappedTool>,
         document_url: Option<&Url>,
+        cx: &BuildContext,
     ) -> Result<Self, AdapterError> {
         let bases = BaseResolver::new(config, document_url)?;
         skip_refused_hosts(&bases, &mut mapped)?;
@@ -172,7 +184,7 @@ impl OpenApiAdapter {
 
         Ok(Self {
             name: name.to_owned(),
-            client: client::for_calls(config)?,
+            client: cx.http.for_calls(config)?,
             mapped,
             plans,
             bases,
@@ -225,8 +237,9 @@ impl Adapter for OpenApiAdapter {
             call.trace_id.as_deref(),
             call.trace_context.as_ref(),
         )?;
-        let response = request
-            .send()
+        let response = self
+            .client
+            .send(request)
             .await
             .map_err(|e| response::classify(e, self.timeout))?;
         tracing::debug!(
@@ -290,8 +303,9 @@ fn skip_refused_hosts(
 
 async fn load_and_map(
     config: &OpenApiConfig,
+    http: &HttpClients,
 ) -> Result<(Mapped<MappedTool>, Option<Url>), AdapterError> {
-    let documents = load::for_documents(config)?;
+    let documents = load::for_documents(config, http)?;
     let document = load::load(&config.spec, documents.as_ref()).await?;
     let options = MapOptions {
         toolkit: config.toolkit.clone(),

@@ -12,12 +12,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use otc_mappings::openapi::{CredentialPlacement, CredentialSource, CredentialUse, ParamLocation};
 use otc_mappings::otc::CallContext;
+use reqwest::RequestBuilder;
 use reqwest::header::{ACCEPT, AUTHORIZATION, COOKIE, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Client, RequestBuilder};
 use serde_json::{Map, Value};
 use url::Url;
 
 use super::body;
+use super::client::CallClient;
 use super::compile::{self, CompiledPlan, PathPart};
 use super::config::Secret;
 use super::scrub::{Forms, Scrubber};
@@ -46,7 +47,7 @@ impl Sent<'_> {
 
 /// Builds the request for one call.
 pub(crate) fn prepare<'a>(
-    client: &Client,
+    client: &CallClient,
     compiled: &CompiledPlan,
     input: &Map<String, Value>,
     context: &'a CallContext,

@@ -340,7 +340,8 @@ impl Config {
 
 impl Config {
     /// What adapters are told when they are built: the variables holding the bridge's secrets,
-    /// which no MCP child may inherit.
+    /// which no MCP child may inherit, and an empty HTTP stack for the OpenAPI sources to share
+    /// (the server keeps this context, so sources a reload adds share it too).
     pub fn build_context(&self) -> otc_adapters::BuildContext {
         otc_adapters::BuildContext {
             secret_env: self.secret_env.clone(),
@@ -348,6 +349,7 @@ impl Config {
                 self.public_url.as_deref(),
                 self.listen,
             ))),
+            http: otc_adapters::openapi::HttpClients::default(),
         }
     }
 }

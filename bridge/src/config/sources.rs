@@ -219,14 +219,17 @@ impl Source {
     }
 
     /// Builds the adapter: loads the document or starts the server. `cx` names the variables
-    /// that hold the bridge's secrets, which no MCP child may inherit.
+    /// that hold the bridge's secrets, which no MCP child may inherit, and holds the HTTP
+    /// clients OpenAPI sources share.
     pub async fn build(&self, cx: &BuildContext) -> Result<Arc<dyn Adapter>, AdapterError> {
         Ok(match &self.upstream {
             Upstream::OpenApi(config) if self.inspect_only => Arc::new(Listed {
                 name: self.name.clone(),
-                mapped: OpenApiAdapter::map(config).await?,
+                mapped: OpenApiAdapter::map(config, cx).await?,
             }),
-            Upstream::OpenApi(config) => Arc::new(OpenApiAdapter::build(&self.name, config).await?),
+            Upstream::OpenApi(config) => {
+                Arc::new(OpenApiAdapter::build(&self.name, config, cx).await?)
+            }
             Upstream::Mcp(config) => McpAdapter::build(&self.name, config, cx).await?,
         })
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
-use otc_adapters::{Adapter, ToolCall};
+use otc_adapters::{Adapter, BuildContext, ToolCall};
 use otc_mappings::openapi::{MapOptions, NoFetch, map_document};
 use otc_mappings::otc::{CallContext, ToolSecret};
 use otc_mappings::{MappedTool, Severity};
@@ -352,9 +352,13 @@ fn call(tools: &[MappedTool], name: &str, input: Value, context: CallContext) ->
 #[tokio::test]
 async fn works_through_the_openapi_adapter() {
     let demo = started().await;
-    let adapter = OpenApiAdapter::build("demo", &OpenApiConfig::new(demo.document_url()))
-        .await
-        .unwrap();
+    let adapter = OpenApiAdapter::build(
+        "demo",
+        &OpenApiConfig::new(demo.document_url()),
+        &BuildContext::default(),
+    )
+    .await
+    .unwrap();
     let tools = adapter.list_tools().await.unwrap().tools;
     assert_eq!(tools.len(), 5);
 

@@ -6,7 +6,9 @@ use super::*;
 async fn a_document_fetched_over_http_resolves_its_relative_server() {
     let upstream = Upstream::start().await;
     let config = OpenApiConfig::new(format!("{}/openapi.yaml", upstream.url()));
-    let adapter = OpenApiAdapter::build("remote", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("remote", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     let tool = listed
         .tools
@@ -29,14 +31,20 @@ async fn a_document_fetched_over_http_resolves_its_relative_server() {
 
 #[tokio::test]
 async fn setup_errors_name_what_to_fix() {
-    let err = OpenApiAdapter::build("x", &OpenApiConfig::new("/nonexistent/api.yaml"))
-        .await
-        .unwrap_err();
+    let err = OpenApiAdapter::build(
+        "x",
+        &OpenApiConfig::new("/nonexistent/api.yaml"),
+        &BuildContext::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(err.to_string().contains("/nonexistent/api.yaml"), "{err}");
 
     // A file document whose only server is relative needs base_url.
     let config = OpenApiConfig::new(upstream_http::document_path().display().to_string());
-    let err = OpenApiAdapter::build("x", &config).await.unwrap_err();
+    let err = OpenApiAdapter::build("x", &config, &BuildContext::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("set base_url"), "{err}");
 
     let mut config = OpenApiConfig::new(upstream_http::document_path().display().to_string());
@@ -47,7 +55,9 @@ async fn setup_errors_name_what_to_fix() {
             env: "OTC_TEST_SURELY_UNSET_VARIABLE".into(),
         },
     );
-    let err = OpenApiAdapter::build("x", &config).await.unwrap_err();
+    let err = OpenApiAdapter::build("x", &config, &BuildContext::default())
+        .await
+        .unwrap_err();
     assert!(
         err.to_string().contains("OTC_TEST_SURELY_UNSET_VARIABLE"),
         "{err}"
@@ -60,7 +70,9 @@ async fn setup_errors_name_what_to_fix() {
         let mut config = OpenApiConfig::new(upstream_http::document_path().display().to_string());
         config.base_url = Some("http://127.0.0.1:1".into());
         config.ca_cert_file = Some(ca);
-        let err = OpenApiAdapter::build("x", &config).await.unwrap_err();
+        let err = OpenApiAdapter::build("x", &config, &BuildContext::default())
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains(says), "{err}");
     }
 
@@ -68,6 +80,7 @@ async fn setup_errors_name_what_to_fix() {
     let err = OpenApiAdapter::build(
         "x",
         &OpenApiConfig::new(format!("http://{closed}/api.yaml")),
+        &BuildContext::default(),
     )
     .await
     .unwrap_err();
@@ -85,7 +98,9 @@ async fn sibling_file_refs_are_read_for_a_file_document() {
     let upstream = Upstream::start().await;
     let mut config = OpenApiConfig::new(upstream_http::split_document_path().display().to_string());
     config.base_url = Some(upstream.url());
-    let adapter = OpenApiAdapter::build("split", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("split", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     let name = pet_name_property(&listed).unwrap();
     assert_eq!(name["description"], "The pet's name.");
@@ -108,9 +123,13 @@ async fn refs_of_a_remote_document_are_fetched_only_when_allowed() {
     let upstream = Upstream::start().await;
     let spec = format!("{}/split/api.yaml", upstream.url());
 
-    let refused = OpenApiAdapter::build("split", &OpenApiConfig::new(spec.clone()))
-        .await
-        .unwrap();
+    let refused = OpenApiAdapter::build(
+        "split",
+        &OpenApiConfig::new(spec.clone()),
+        &BuildContext::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(upstream.hits(), 1, "only the document itself is fetched");
     let listed = refused.list_tools().await.unwrap();
     assert!(pet_name_property(&listed).is_none());
@@ -119,7 +138,9 @@ async fn refs_of_a_remote_document_are_fetched_only_when_allowed() {
 
     let mut config = OpenApiConfig::new(spec);
     config.allow_remote_refs = true;
-    let allowed = OpenApiAdapter::build("split", &config).await.unwrap();
+    let allowed = OpenApiAdapter::build("split", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = allowed.list_tools().await.unwrap();
     assert_eq!(pet_name_property(&listed).unwrap()["type"], "string");
 }
@@ -133,7 +154,9 @@ async fn map_only_needs_no_base_url_or_credentials() {
             env: "OTC_TEST_SURELY_UNSET_VARIABLE".into(),
         },
     );
-    let mapped = OpenApiAdapter::map(&config).await.unwrap();
+    let mapped = OpenApiAdapter::map(&config, &BuildContext::default())
+        .await
+        .unwrap();
     let tool = mapped
         .tools
         .iter()

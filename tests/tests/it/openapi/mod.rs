@@ -11,11 +11,12 @@ mod loading;
 mod refusals;
 mod requests;
 mod scrubbing;
+mod shared_stack;
 
 use std::sync::Arc;
 
 use otc_adapters::openapi::{CredentialConfig, OpenApiAdapter, OpenApiConfig};
-use otc_adapters::{Adapter, AdapterError, ToolCall};
+use otc_adapters::{Adapter, AdapterError, BuildContext, ToolCall};
 use otc_mappings::openapi::{CredentialSource, RequestPlan};
 use otc_mappings::otc::{AuthorizationToken, CallContext, ToolSecret};
 use otc_mappings::{Mapped, MappedTool, Severity, Target};
@@ -33,11 +34,19 @@ async fn fixture() -> Fixture {
 }
 
 async fn fixture_with(edit: impl FnOnce(&mut OpenApiConfig)) -> Fixture {
+    fixture_in(&BuildContext::default(), edit).await
+}
+
+/// A fixture whose adapter is built with `cx`, so it shares the HTTP stack of the other adapters
+/// built with it.
+async fn fixture_in(cx: &BuildContext, edit: impl FnOnce(&mut OpenApiConfig)) -> Fixture {
     let upstream = Upstream::start().await;
     let mut config = OpenApiConfig::new(upstream_http::document_path().display().to_string());
     config.base_url = Some(upstream.url());
     edit(&mut config);
-    let adapter = OpenApiAdapter::build("upstream", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("upstream", &config, cx)
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     Fixture {
         upstream,

@@ -30,7 +30,9 @@ async fn issue_8_link_local_and_metadata_servers_are_refused_unless_allowed() {
             .display()
             .to_string(),
     );
-    let adapter = OpenApiAdapter::build("m", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("m", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     assert_eq!(operations(&listed), ["GET /fine"]);
     for (operation, url) in [
@@ -48,7 +50,9 @@ async fn issue_8_link_local_and_metadata_servers_are_refused_unless_allowed() {
 
     let mut config = config;
     config.allow_link_local_servers = true;
-    let adapter = OpenApiAdapter::build("m", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("m", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     assert!(operations(&listed).contains(&"GET /aws".to_owned()));
     assert_eq!(listed.tools.len(), 7, "{:?}", listed.diagnostics);
@@ -57,9 +61,13 @@ async fn issue_8_link_local_and_metadata_servers_are_refused_unless_allowed() {
 #[tokio::test]
 async fn issue_8_a_source_whose_every_server_is_refused_fails() {
     let path = upstream_http::metadata_only_document_path();
-    let err = OpenApiAdapter::build("m", &OpenApiConfig::new(path.display().to_string()))
-        .await
-        .unwrap_err();
+    let err = OpenApiAdapter::build(
+        "m",
+        &OpenApiConfig::new(path.display().to_string()),
+        &BuildContext::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, AdapterError::Setup { .. }), "{err:?}");
     let said = err.to_string();
     assert!(
@@ -71,7 +79,9 @@ async fn issue_8_a_source_whose_every_server_is_refused_fails() {
     let upstream = Upstream::start().await;
     let mut config = OpenApiConfig::new(path.display().to_string());
     config.base_url = Some(format!("{}/echo", upstream.url()));
-    let adapter = OpenApiAdapter::build("m", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("m", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     let value = adapter
         .call(ToolCall {
@@ -94,7 +104,9 @@ async fn issue_8_credentials_that_can_never_be_placed_skip_the_operation_at_buil
             .display()
             .to_string(),
     );
-    let adapter = OpenApiAdapter::build("m", &config).await.unwrap();
+    let adapter = OpenApiAdapter::build("m", &config, &BuildContext::default())
+        .await
+        .unwrap();
     let listed = adapter.list_tools().await.unwrap();
     let reason = skipped_reason(&listed, "GET /bad-header-key");
     assert!(
@@ -149,7 +161,9 @@ async fn issue_8_header_values_must_be_visible_ascii() {
     config
         .headers
         .insert("X-Client".into(), "otc-brücke".into());
-    let err = OpenApiAdapter::build("x", &config).await.unwrap_err();
+    let err = OpenApiAdapter::build("x", &config, &BuildContext::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("X-Client"), "{err}");
 }
 
