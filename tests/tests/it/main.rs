@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod cli;
 mod connections;
 mod edge;
 mod examples;

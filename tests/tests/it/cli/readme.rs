@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::binary::{BIN, Running, example_server, repo_root, run};
+use super::binary::{Running, bin, example_server, repo_root, run};
 
 fn readme_commands() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
@@ -51,7 +51,7 @@ async fn every_readme_command_works() {
         let mut server = Running::spawn(&refs, &[]);
         let url = server.url().await;
         let health = reqwest::get(format!("{url}/health")).await.unwrap();
-        assert_eq!(health.status(), 200, "{BIN} {args:?}");
+        assert_eq!(health.status(), 200, "{} {args:?}", bin().display());
         let tools: Value = reqwest::get(format!("{url}/tools"))
             .await
             .unwrap()

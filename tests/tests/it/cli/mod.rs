@@ -1,6 +1,5 @@
 //! Tests of the `otc-bridge` binary as a user runs it: the demo as printed, every command of the
 //! README, and the messages of bad configurations.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod binary;
 mod config;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, free_port, repo_root};
+use super::binary::{Running, free_port, repo_root};
 
 /// A server process of the test bed, and the URL its `READY` line gave.
 struct Server {

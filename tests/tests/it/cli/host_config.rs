@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, call_tool, get_json, run};
+use super::binary::{Running, call_tool, get_json, run};
 
 /// The example MCP server over streamable HTTP on loopback: the child and its URL.
 async fn example_http(bin: &PathBuf) -> (Child, String) {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::binary::{Running, example_server};
+use super::binary::{Running, example_server};
 
 /// Parses `text` with `prometheus_client.parser`; returns `name{labels}` → value per sample.
 async fn parse(python: &std::path::Path, text: &str) -> BTreeMap<String, f64> {

@@ -8,7 +8,11 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
-pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_otc-bridge");
+/// The `otc-bridge` binary, built fresh once per test process (`CARGO_BIN_EXE_*` only reaches
+/// the binaries of the package under test).
+pub(crate) fn bin() -> PathBuf {
+    otc_tests::upstream_mcp::bridge_bin()
+}
 
 /// The repository root (README paths are relative to it).
 pub(crate) fn repo_root() -> PathBuf {
@@ -70,7 +74,7 @@ impl Running {
         env: &[(&str, &str)],
         stderr: impl Into<Stdio>,
     ) -> Self {
-        let mut command = Command::new(BIN);
+        let mut command = Command::new(bin());
         command
             .args(args)
             .current_dir(repo_root())
@@ -133,7 +137,7 @@ impl Running {
 
 /// Runs the binary to completion: (exit code, stdout, stderr).
 pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(BIN)
+    let out = std::process::Command::new(bin())
         .args(args)
         .current_dir(repo_root())
         .output()
@@ -156,7 +160,7 @@ fn bounded(args: &[&str]) -> Command {
     command
         .arg("-c")
         .arg(format!("ulimit -v {MEMORY_LIMIT_KB} && exec \"$0\" \"$@\""))
-        .arg(BIN)
+        .arg(bin())
         .args(args);
     command
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, example_server, free_port, repo_root};
+use super::binary::{Running, example_server, free_port, repo_root};
 
 struct Client {
     http: reqwest::Client,
