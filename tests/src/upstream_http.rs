@@ -124,12 +124,6 @@ struct Seen {
     last_headers: Arc<Mutex<HeaderMap>>,
 }
 
-/// An address nothing listens on (a port bound and released), for "connection refused".
-pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap()
-}
-
 fn router(seen: Seen) -> Router {
     Router::new()
         .route("/echo", any(echo))

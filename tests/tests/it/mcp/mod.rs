@@ -129,40 +129,6 @@ fn assert_conform_to_the_spec(tools: &Mapped<MappedTool>) {
     }
 }
 
-/// The real `otc-bridge` binary, started with `args` and extra environment `env`, and the URL it
-/// listens on (read from its first stdout line). Killed when dropped.
-pub(crate) async fn spawn_bridge(
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut bridge = tokio::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = bridge.stdout.take().unwrap();
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let url = tokio::time::timeout(WAIT, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("the bridge exited before it listened")
-    })
-    .await
-    .expect("the bridge did not start");
-    // Keep draining stdout so the bridge never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (bridge, url)
-}
-
 /// A tool the server serves but does not list (the fault tools without `--fault-tools`).
 fn unlisted(tools: &Mapped<MappedTool>, upstream: &str) -> Arc<MappedTool> {
     let mut t = (*tool(tools, "echo")).clone();
