@@ -6,6 +6,7 @@
 
 pub mod bridge;
 pub mod bridge_process;
+pub mod conformance;
 pub mod http;
 pub mod spec;
 pub mod tools;

@@ -3,6 +3,7 @@
 
 mod auth;
 mod cli;
+mod conformance;
 mod connections;
 mod edge;
 mod examples;

@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use otc_adapters::mcp::{McpAdapter, McpConfig};
 use otc_adapters::{Adapter, AdapterError, BuildContext, SourceState, ToolCall};
-use otc_mappings::otc::{CallContext, Dialect, SchemaForm, WireTool};
+use otc_mappings::otc::CallContext;
 use otc_mappings::{Mapped, MappedTool, schema};
-use otc_tests::spec::SpecDocument;
 use otc_tests::upstream_mcp::{
     everything_bin, example_server_command, spawn_example_http, wait_pid_gone,
 };
@@ -96,36 +95,6 @@ fn assert_described(schema: &Value, at: &str) {
     }
     if let Some(items) = schema.get("items") {
         assert_described(items, &format!("{at}/items"));
-    }
-}
-
-/// Validates every definition against the `ToolDefinition` schema of OTC 1.0 (wrapped input
-/// schema) and OXP 1.0 (flat), when the spec is available (`OTC_SPEC_DIR`).
-fn assert_conform_to_the_spec(tools: &Mapped<MappedTool>) {
-    for (dialect, form) in [
-        (Dialect::Otc, SchemaForm::Wrapped),
-        (Dialect::OxpMain, SchemaForm::Flat),
-    ] {
-        let Some(spec) = SpecDocument::load(dialect) else {
-            return;
-        };
-        let validator = spec.component("ToolDefinition");
-        for t in &tools.tools {
-            let wire = serde_json::to_value(WireTool {
-                tool: &t.definition,
-                form,
-            })
-            .unwrap();
-            let errors: Vec<String> = validator
-                .iter_errors(&wire)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "{} ({dialect:?}): {errors:?}",
-                t.definition.id
-            );
-        }
     }
 }
 
@@ -313,7 +282,7 @@ async fn server_everything_is_listed_and_its_echo_called() {
         .await
         .unwrap();
     assert_eq!(sum, json!("The sum of 2 and 3 is 5."));
-    assert_conform_to_the_spec(&tools);
+    otc_tests::conformance::assert_definitions_conform_to_the_spec(&tools);
     insta::assert_json_snapshot!("server_everything_tools", tools);
     let pid = adapter.child_pid().unwrap();
     adapter.shutdown().await;
