@@ -5,6 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
 pub mod bridge;
+pub mod bridge_process;
+pub mod conformance;
+pub mod http;
 pub mod spec;
 pub mod tools;
 pub mod upstream_http;

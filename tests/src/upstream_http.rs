@@ -20,10 +20,13 @@ use axum::extract::{Path, Query, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 /// The bytes `GET /binary` answers with (a PNG signature).
 pub const BINARY_BODY: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
@@ -58,7 +61,7 @@ pub fn document_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/openapi/upstream.yaml")
 }
 
-/// A running upstream; stopped when dropped.
+/// A running upstream; stopped when dropped, its connections closed.
 #[derive(Debug)]
 pub struct Upstream {
     addr: SocketAddr,
@@ -84,9 +87,7 @@ impl Upstream {
             hits: Arc::clone(&hits),
             last_headers: Arc::clone(&last_headers),
         });
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let task = tokio::spawn(serve(listener, app));
         Self {
             addr,
             hits,
@@ -117,17 +118,33 @@ impl Upstream {
     }
 }
 
+/// Serves `app` on `listener`, each connection a task of a set the serving task owns, so that
+/// aborting that task (dropping the [`Upstream`]) closes every connection at once, requests in
+/// flight included: the upstream is gone, as when its process dies. (`axum::serve` spawns
+/// connections on their own, and they outlive it.)
+async fn serve(listener: TcpListener, app: Router) {
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            // Reap finished connections so the set does not grow with every request.
+            Some(_) = connections.join_next() => continue,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let service = TowerToHyperService::new(app.clone());
+        connections.spawn(async move {
+            let _ = Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
 /// What the middleware records of every request.
 #[derive(Clone)]
 struct Seen {
     hits: Arc<AtomicUsize>,
     last_headers: Arc<Mutex<HeaderMap>>,
-}
-
-/// An address nothing listens on (a port bound and released), for "connection refused".
-pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap()
 }
 
 fn router(seen: Seen) -> Router {

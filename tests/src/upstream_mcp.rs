@@ -20,11 +20,6 @@ pub fn example_server_bin() -> PathBuf {
     otc_fixtures::workspace_bin(BIN, BIN)
 }
 
-/// The `otc-bridge` binary, built the same way (for tests that must kill the whole process).
-pub fn bridge_bin() -> PathBuf {
-    otc_fixtures::workspace_bin("otc-bridge", "otc-bridge")
-}
-
 /// The pids of a process's children (all its threads' children, from `/proc`).
 pub fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {

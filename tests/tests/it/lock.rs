@@ -8,11 +8,11 @@ use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use otc_tests::bridge_process::{bridge_bin, spawn_bridge};
+use otc_tests::http::{get_json, post_call};
 use otc_tests::upstream_http::document_path;
-use otc_tests::upstream_mcp::{bridge_bin, example_server_bin};
+use otc_tests::upstream_mcp::example_server_bin;
 use serde_json::{Value, json};
-
-use crate::mcp::spawn_bridge;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -55,13 +55,7 @@ fn locked_version(lock: &Path, name: &str) -> String {
 }
 
 async fn post(url: &str, body: Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{url}/tools/call"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.json().await.unwrap())
+    post_call(&reqwest::Client::new(), url, &body).await
 }
 
 async fn call(url: &str, id: &str, input: Value) -> (u16, Value) {
@@ -69,12 +63,7 @@ async fn call(url: &str, id: &str, input: Value) -> (u16, Value) {
 }
 
 async fn get(url: &str, path: &str) -> Value {
-    reqwest::get(format!("{url}{path}"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    get_json(&format!("{url}{path}")).await
 }
 
 /// The served ids of tools named `name`.

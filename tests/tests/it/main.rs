@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod cli;
+mod conformance;
 mod connections;
 mod edge;
 mod examples;

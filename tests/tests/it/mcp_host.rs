@@ -6,8 +6,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use otc_tests::bridge_process::{bridge_bin, spawn_bridge};
 use otc_tests::upstream_http::{Upstream, document_path};
-use otc_tests::upstream_mcp::{bridge_bin, example_server_bin};
+use otc_tests::upstream_mcp::example_server_bin;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
     ProtocolVersion, ServerNotification, SubscriptionFilter,
@@ -17,8 +18,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, ServiceExt as _};
 use serde_json::{Value, json};
-
-use crate::mcp::spawn_bridge;
 
 const WAIT: Duration = Duration::from_secs(20);
 const API_KEY: &str = "bridge-key-never-forwarded";

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use super::*;
 use otc_adapters::mcp::McpTransportConfig;
+use otc_tests::bridge_process::spawn_bridge;
 
 /// The `env` tool's answer: the child's variables.
 async fn child_vars(adapter: &McpAdapter) -> serde_json::Map<String, Value> {

@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 use otc_tests::upstream_mcp::{HttpUpstream, example_server_command, spawn_example_http_with};
 use serde_json::{Value, json};
 
-use super::{WAIT, spawn_bridge};
+use otc_tests::bridge_process::spawn_bridge;
+use otc_tests::http::{get_json, post_call};
+
+use super::WAIT;
 
 /// The bridge's `--mcp`/`--mcp-url` flag for the example server with `options`, over stdio or
 /// streamable HTTP (the HTTP server is kept alive by the returned handle).
@@ -23,10 +26,6 @@ async fn source(http: bool, options: &[&str]) -> ([String; 2], Option<HttpUpstre
     }
 }
 
-async fn get(url: &str) -> Value {
-    reqwest::get(url).await.unwrap().json().await.unwrap()
-}
-
 async fn call(bridge: &str, tool: &str, input: Value) -> (u16, Value) {
     // Each call its own id: a call_id is an idempotency key, and a reused one is refused.
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -35,17 +34,11 @@ async fn call(bridge: &str, tool: &str, input: Value) -> (u16, Value) {
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     let body = json!({"$schema": "otc://1.0", "request": {"call_id": call_id, "tool_id": tool, "input": input}});
-    let response = reqwest::Client::new()
-        .post(format!("{bridge}/tools/call"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.json().await.unwrap())
+    post_call(&reqwest::Client::new(), bridge, &body).await
 }
 
 async fn tool_ids(bridge: &str) -> Vec<String> {
-    let list = get(&format!("{bridge}/tools")).await;
+    let list = get_json(&format!("{bridge}/tools")).await;
     list["tools"]
         .as_array()
         .unwrap()
@@ -66,7 +59,7 @@ async fn each_era_over_each_transport_is_listed_called_and_shown_in_health() {
             let at = format!("--era {era} over {}", if http { "HTTP" } else { "stdio" });
             let (flag, _upstream) = source(http, &["--era", era]).await;
             let (_bridge, url) = spawn_bridge(&[&flag[0], &flag[1]], &[]).await;
-            let health = get(&format!("{url}/health")).await;
+            let health = get_json(&format!("{url}/health")).await;
             assert_eq!(health["status"], "ready", "{at}: {health}");
             assert_eq!(
                 health["sources"][0]["mcp"],
@@ -99,7 +92,7 @@ async fn check_names_the_era_each_server_speaks() {
         ("legacy", "speaks MCP 2025-11-25 (session)"),
     ] {
         let command = format!("{} --era {era}", example_server_command());
-        let output = tokio::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
+        let output = tokio::process::Command::new(otc_tests::bridge_process::bridge_bin())
             .args(["check", "--mcp", &command])
             .output()
             .await

@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use otc_adapters::mcp::{McpAdapter, McpConfig};
 use otc_adapters::{Adapter, AdapterError, BuildContext, SourceState, ToolCall};
-use otc_mappings::otc::{CallContext, Dialect, SchemaForm, WireTool};
+use otc_mappings::otc::CallContext;
 use otc_mappings::{Mapped, MappedTool, schema};
-use otc_tests::spec::SpecDocument;
 use otc_tests::upstream_mcp::{
     everything_bin, example_server_command, spawn_example_http, wait_pid_gone,
 };
@@ -97,70 +96,6 @@ fn assert_described(schema: &Value, at: &str) {
     if let Some(items) = schema.get("items") {
         assert_described(items, &format!("{at}/items"));
     }
-}
-
-/// Validates every definition against the `ToolDefinition` schema of OTC 1.0 (wrapped input
-/// schema) and OXP 1.0 (flat), when the spec is available (`OTC_SPEC_DIR`).
-fn assert_conform_to_the_spec(tools: &Mapped<MappedTool>) {
-    for (dialect, form) in [
-        (Dialect::Otc, SchemaForm::Wrapped),
-        (Dialect::OxpMain, SchemaForm::Flat),
-    ] {
-        let Some(spec) = SpecDocument::load(dialect) else {
-            return;
-        };
-        let validator = spec.component("ToolDefinition");
-        for t in &tools.tools {
-            let wire = serde_json::to_value(WireTool {
-                tool: &t.definition,
-                form,
-            })
-            .unwrap();
-            let errors: Vec<String> = validator
-                .iter_errors(&wire)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "{} ({dialect:?}): {errors:?}",
-                t.definition.id
-            );
-        }
-    }
-}
-
-/// The real `otc-bridge` binary, started with `args` and extra environment `env`, and the URL it
-/// listens on (read from its first stdout line). Killed when dropped.
-pub(crate) async fn spawn_bridge(
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut bridge = tokio::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = bridge.stdout.take().unwrap();
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let url = tokio::time::timeout(WAIT, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("the bridge exited before it listened")
-    })
-    .await
-    .expect("the bridge did not start");
-    // Keep draining stdout so the bridge never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (bridge, url)
 }
 
 /// A tool the server serves but does not list (the fault tools without `--fault-tools`).
@@ -347,7 +282,7 @@ async fn server_everything_is_listed_and_its_echo_called() {
         .await
         .unwrap();
     assert_eq!(sum, json!("The sum of 2 and 3 is 5."));
-    assert_conform_to_the_spec(&tools);
+    otc_tests::conformance::assert_definitions_conform_to_the_spec(&tools);
     insta::assert_json_snapshot!("server_everything_tools", tools);
     let pid = adapter.child_pid().unwrap();
     adapter.shutdown().await;

@@ -1,6 +1,7 @@
 //! Supervision of stdio MCP children: crash, hang, restart, cancellation, shutdown, orphans.
 
 use super::*;
+use otc_tests::bridge_process::spawn_bridge;
 use otc_tests::upstream_mcp::children;
 
 #[tokio::test]

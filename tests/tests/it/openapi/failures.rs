@@ -102,7 +102,7 @@ async fn a_slow_upstream_times_out() {
 
 #[tokio::test]
 async fn a_closed_port_is_unreachable() {
-    let closed = upstream_http::closed_port().await;
+    let closed = format!("127.0.0.1:{}", otc_tests::http::free_port());
     let fx = fixture_with(|c| c.base_url = Some(format!("http://{closed}"))).await;
     let err = fx.call("GET /text", json!({})).await.unwrap_err();
     assert!(matches!(err, AdapterError::Unreachable { .. }), "{err:?}");

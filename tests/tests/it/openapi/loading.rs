@@ -76,7 +76,7 @@ async fn setup_errors_name_what_to_fix() {
         assert!(err.to_string().contains(says), "{err}");
     }
 
-    let closed = upstream_http::closed_port().await;
+    let closed = format!("127.0.0.1:{}", otc_tests::http::free_port());
     let err = OpenApiAdapter::build(
         "x",
         &OpenApiConfig::new(format!("http://{closed}/api.yaml")),

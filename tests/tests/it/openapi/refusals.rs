@@ -194,7 +194,7 @@ async fn issue_8_a_redirect_to_the_metadata_address_is_not_followed() {
 /// server is link-local or a metadata host are skipped in its report too (it said `skipped: 0`).
 #[test]
 fn check_reports_the_servers_serving_refuses() {
-    let output = std::process::Command::new(otc_tests::upstream_mcp::bridge_bin())
+    let output = std::process::Command::new(otc_tests::bridge_process::bridge_bin())
         .args(["check", "--openapi"])
         .arg(upstream_http::misconfigured_document_path())
         .output()

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::binary::{Running, repo_root};
+use otc_tests::bridge_process::{Running, repo_root};
 
 fn python() -> Option<PathBuf> {
     let dir = otc_fixtures::corpus_dir()?;
@@ -196,7 +196,8 @@ async fn the_python_mcp_sdk_uses_the_catalog_over_http_in_both_eras() {
 #[tokio::test]
 async fn the_python_mcp_sdk_spawns_otc_bridge_mcp_over_stdio() {
     let Some(python) = python() else { return };
-    let bridge = env!("CARGO_BIN_EXE_otc-bridge");
+    let bridge = otc_tests::bridge_process::bridge_bin();
+    let bridge = bridge.to_str().unwrap();
     let upstream = format!("'{bridge}' demo-mcp-server");
     let lines = python_mcp(
         &python,

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, example_server, free_port, repo_root};
+use super::example_server;
+use otc_tests::bridge_process::{Running, repo_root};
+use otc_tests::http::free_port;
 
 struct Client {
     http: reqwest::Client,

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::binary::{BIN, Running, example_server, get_json, repo_root};
+use super::example_server;
+use otc_tests::bridge_process::{Running, bridge_bin, repo_root};
+use otc_tests::http::get_json;
 
 /// Sends SIGHUP to `bridge`.
 fn hangup(bridge: &Running) {
@@ -366,7 +368,8 @@ async fn issue_25_sighup_while_starting_does_not_stop_the_bridge_and_reloads_onc
     std::fs::write(
         &config,
         format!(
-            "sources:\n  - type: mcp\n    name: slow\n    transport:\n      type: stdio\n      command: sh\n      args: [-c, 'sleep 2; exec \"$0\" demo-mcp-server', {BIN}]\n"
+            "sources:\n  - type: mcp\n    name: slow\n    transport:\n      type: stdio\n      command: sh\n      args: [-c, 'sleep 2; exec \"$0\" demo-mcp-server', {}]\n",
+            bridge_bin().display()
         ),
     )
     .unwrap();

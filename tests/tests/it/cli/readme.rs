@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use crate::binary::{BIN, Running, example_server, repo_root, run};
+use super::example_server;
+use otc_tests::bridge_process::{Running, bridge_bin, repo_root, run};
 
 fn readme_commands() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
@@ -51,7 +52,7 @@ async fn every_readme_command_works() {
         let mut server = Running::spawn(&refs, &[]);
         let url = server.url().await;
         let health = reqwest::get(format!("{url}/health")).await.unwrap();
-        assert_eq!(health.status(), 200, "{BIN} {args:?}");
+        assert_eq!(health.status(), 200, "{} {args:?}", bridge_bin().display());
         let tools: Value = reqwest::get(format!("{url}/tools"))
             .await
             .unwrap()

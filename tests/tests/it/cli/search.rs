@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::binary::{Running, get_json, run};
+use otc_tests::bridge_process::{Running, run};
+use otc_tests::http::get_json;
 
 /// A small API whose operations share few words with the requests below.
 const API: &str = r#"openapi: 3.0.3
@@ -83,7 +84,7 @@ fn scratch(name: &str) -> PathBuf {
 async fn search(url: &str, query: &str) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "search_tools", "arguments": {"query": query, "limit": 5}}});
-    let reply = crate::binary::post_mcp(url, &body).await;
+    let reply = otc_tests::http::post_mcp(url, &body).await;
     reply["result"]["structuredContent"].clone()
 }
 

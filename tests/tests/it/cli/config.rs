@@ -1,7 +1,8 @@
 //! Configuration files and start-up failures: one clear message naming what to fix, and nothing
 //! half-started.
 
-use crate::binary::{Running, example_server, repo_root, run};
+use super::example_server;
+use otc_tests::bridge_process::{Running, repo_root, run};
 
 fn write(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("otc-bridge-config-{}", std::process::id()));

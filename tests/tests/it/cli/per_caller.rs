@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, free_port, repo_root};
+use otc_tests::bridge_process::{Running, repo_root};
+use otc_tests::http::free_port;
 
 /// A server process of the test bed, and the URL its `READY` line gave.
 struct Server {

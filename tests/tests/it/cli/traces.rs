@@ -20,7 +20,8 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use prost::Message as _;
 use serde_json::{Value, json};
 
-use crate::binary::{Running, get_json};
+use otc_tests::bridge_process::Running;
+use otc_tests::http::get_json;
 
 /// One exported span, the parts the tests read (ids in lowercase hex).
 #[derive(Debug, Clone)]
@@ -379,7 +380,7 @@ async fn caller_text_in_spans_is_cut_and_a_tracestate_with_control_characters_is
             "tracestate": "vendor=1\r\nx-injected: yes",
         },
     }});
-    let reply = crate::binary::post_mcp(&url, &body).await;
+    let reply = otc_tests::http::post_mcp(&url, &body).await;
     let seen = &reply["result"]["structuredContent"];
     assert_eq!(reply["result"]["isError"], false, "{reply}");
     assert!(

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::binary::{Running, call_tool, get_json, run};
+use otc_tests::bridge_process::{Running, run};
+use otc_tests::http::{call_tool, get_json};
 
 /// The example MCP server over streamable HTTP on loopback: the child and its URL.
 async fn example_http(bin: &PathBuf) -> (Child, String) {

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::Command;
 
-use crate::binary::{BIN, Running, call_tool};
+use otc_tests::bridge_process::{Running, bridge_bin};
+use otc_tests::http::call_tool;
 
 /// Nesting far past serde's 128 levels.
 const DEEP: usize = 100_000;
@@ -172,8 +173,8 @@ async fn issue_25_search_tools_cuts_a_long_toolkit_when_echoing_it() {
 
 /// `otc-bridge mcp` over the bridge's own demo MCP server.
 fn stdio_bridge() -> tokio::process::Child {
-    let upstream = format!("'{BIN}' demo-mcp-server");
-    Command::new(BIN)
+    let upstream = format!("'{}' demo-mcp-server", bridge_bin().display());
+    Command::new(bridge_bin())
         .args(["mcp", "--mcp", &upstream, "--log-level", "warn"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::binary::{Running, example_server};
+use super::example_server;
+use otc_tests::bridge_process::Running;
 
 /// Parses `text` with `prometheus_client.parser`; returns `name{labels}` → value per sample.
 async fn parse(python: &std::path::Path, text: &str) -> BTreeMap<String, f64> {

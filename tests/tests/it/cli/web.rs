@@ -2,7 +2,7 @@
 //! listens on loopback, so a DNS-rebinding `Host` is refused; a cross-site `Origin` is refused
 //! unless `--allow-origin` names it; a body not declared JSON is a 415.
 
-use crate::binary::Running;
+use otc_tests::bridge_process::Running;
 
 #[tokio::test]
 async fn issue_8_a_default_bridge_refuses_web_pages() {

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::binary::run_bounded;
+use otc_tests::bridge_process::run_bounded;
 
 /// A fresh directory for one test's files.
 struct Sandbox(PathBuf);

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::binary::Running;
+use otc_tests::bridge_process::Running;
 
 #[tokio::test]
 async fn demo_serves_and_its_printed_commands_work() {
@@ -90,9 +90,10 @@ async fn a_closed_stdout_does_not_stop_the_bridge() {
 async fn idle_connections_leave_descriptors_for_calls_under_a_low_limit() {
     let mut command = tokio::process::Command::new("prlimit");
     command
-        .args(["--nofile=1024:1024", "--", crate::binary::BIN])
+        .args(["--nofile=1024:1024", "--"])
+        .arg(otc_tests::bridge_process::bridge_bin())
         .args(["demo", "--listen", "127.0.0.1:0"])
-        .current_dir(crate::binary::repo_root())
+        .current_dir(otc_tests::bridge_process::repo_root())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true);
     let mut child = command.spawn().expect("prlimit (util-linux)");
@@ -133,7 +134,7 @@ async fn idle_connections_leave_descriptors_for_calls_under_a_low_limit() {
     // Let the bridge accept what it will.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let body = serde_json::json!({"tool_id": "DemoNotes.ListNotes", "input": {}});
-    let answer = crate::binary::call_tool(&http, &url, &body).await;
+    let answer = otc_tests::http::call_tool(&http, &url, &body).await;
     assert_eq!(answer["success"], true, "{answer}");
     drop(idle);
     demo.interrupt().await;

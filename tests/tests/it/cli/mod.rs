@@ -1,0 +1,35 @@
+//! Tests of the `otc-bridge` binary as a user runs it: the demo as printed, every command of the
+//! README, and the messages of bad configurations.
+
+mod config;
+mod demo;
+mod host_config;
+mod hostile_files;
+mod idempotency;
+mod interop;
+mod mcp_errors;
+mod metrics;
+mod per_caller;
+mod readme;
+mod reload;
+mod search;
+mod traces;
+mod web;
+
+use otc_tests::bridge_process::repo_root;
+
+/// Where the README and `examples/config/bridge.yaml` say the example MCP server is, relative
+/// to the repository root.
+const EXAMPLE_SERVER: &str = "target/debug/example-mcp-server";
+
+/// The example MCP server, built (or brought up to date) once per test process, so a stale
+/// binary is never tested; returns [`EXAMPLE_SERVER`], which names the binary just built.
+fn example_server() -> &'static str {
+    let built = otc_tests::upstream_mcp::example_server_bin();
+    assert_eq!(
+        built,
+        repo_root().join(EXAMPLE_SERVER),
+        "the README's commands name {EXAMPLE_SERVER}: run the tests with the default target directory"
+    );
+    EXAMPLE_SERVER
+}
