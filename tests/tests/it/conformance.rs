@@ -25,7 +25,11 @@ async fn the_openapi_adapter_conforms() {
     // Longer than the harness waits before it drops a slow call, so that is a cancellation.
     config.timeout_ms = 2_000;
     config.max_response_bytes = 4096;
-    let adapter = Arc::new(OpenApiAdapter::build("upstream", &config).await.unwrap());
+    let adapter = Arc::new(
+        OpenApiAdapter::build("upstream", &config, &otc_adapters::BuildContext::default())
+            .await
+            .unwrap(),
+    );
     // `GET /status/{code}` takes an API key.
     let key = CallContext {
         secrets: vec![ToolSecret {
