@@ -9,31 +9,8 @@
 //! the verbs and phrases it uses. A tool doing what the request asks for ranks above its
 //! siblings; nothing is excluded. Which word names which action is [`super::vocab`]'s table.
 
-use super::vocab::verb;
-
-bitflags::bitflags! {
-    /// A set of actions.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub(crate) struct Actions: u8 {
-        const LIST = 1;
-        const READ = 1 << 1;
-        const CREATE = 1 << 2;
-        const UPDATE = 1 << 3;
-        const DELETE = 1 << 4;
-        /// Not an action but whose thing it is: the caller's own (`GET /me/privileges`,
-        /// `/users/self`) against "my privileges". It only ever adds to a tool's rank.
-        const MINE = 1 << 5;
-    }
-}
-
-impl Actions {
-    /// What a tool does, without [`Actions::MINE`].
-    pub(crate) const DOES: Actions = Actions::LIST
-        .union(Actions::READ)
-        .union(Actions::CREATE)
-        .union(Actions::UPDATE)
-        .union(Actions::DELETE);
-}
+// The set of actions is defined beside the words that name them (one table, no cycle).
+pub(crate) use super::vocab::{Actions, verb};
 
 /// Path segments that name the caller rather than someone given by a parameter.
 const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];

@@ -37,7 +37,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Why, naming the server and field: said in the message, so not also a `source`.
-        reason: crate::config::host_import::ImportError,
+        reason: crate::config::host_import::error::ImportError,
     },
     /// A value is wrong.
     #[error("{0}")]
