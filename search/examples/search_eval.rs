@@ -314,6 +314,55 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // OTC_SEARCH_FEATURES=FILE: per request and part (and the whole request when it has several),
+    // both rankers' candidates before any gate, as JSON lines (research on fusion and the gate).
+    if let (Ok(path), Some(model), Some(vectors)) =
+        (std::env::var("OTC_SEARCH_FEATURES"), &model, &vectors)
+    {
+        use std::io::Write as _;
+        let index = SearchIndex::build(&tools);
+        let name = |p: usize| {
+            let id = &tools[p].definition.id;
+            format!("{}.{}", id.toolkit, id.tool)
+        };
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for q in &query_set.queries {
+            let mut segments: Vec<&str> = otc_search::parts::split(&q.query);
+            if segments.len() > 1 {
+                segments.push(&q.query);
+            }
+            let mut rows = Vec::new();
+            for segment in segments {
+                let gated: Vec<(String, f32)> = index
+                    .search(segment, 50, None)
+                    .iter()
+                    .map(|h| (name(h.position), h.score))
+                    .collect();
+                let (ungated, unknown) = index.ungated(segment, 50);
+                let ungated: Vec<(String, f32)> = ungated
+                    .iter()
+                    .map(|h| (name(h.position), h.score))
+                    .collect();
+                let semantic: Vec<(String, f32)> = model
+                    .embed(&[segment])
+                    .ok()
+                    .and_then(|mut v| v.pop())
+                    .map(|v| vectors.nearest(&v, 50, |_| true))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(p, c)| (name(p), c))
+                    .collect();
+                rows.push(serde_json::json!({"segment": segment, "gated": gated,
+                    "ungated": ungated, "semantic": semantic, "unknown_product": unknown}));
+            }
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({"query": q.query, "kind": q.kind, "expect": q.expect,
+                    "parts": q.parts, "segments": rows})
+            )?;
+        }
+    }
     if std::env::var_os("OTC_SEARCH_CALIBRATE").is_some()
         && let (Some(model), Some(vectors)) = (&model, &vectors)
     {
@@ -403,7 +452,20 @@ fn load_model(dir: &Path) -> anyhow::Result<Model> {
 /// embedded before (embedding the development catalog takes minutes on two cores).
 fn embed_catalog(model: &Model, tools: &[MappedTool]) -> anyhow::Result<Vectors> {
     use std::hash::{Hash as _, Hasher as _};
-    let texts: Vec<String> = tools.iter().map(tool_text).collect();
+    // OTC_SEARCH_TEXT=toolkit:CHARS or name:CHARS: another text per tool (research on what the
+    // model should read); unset: the crate's own `tool_text`.
+    let recipe = std::env::var("OTC_SEARCH_TEXT").ok();
+    let texts: Vec<String> = tools
+        .iter()
+        .map(
+            |tool| match recipe.as_deref().and_then(|r| r.split_once(':')) {
+                Some((kind, chars)) => {
+                    research_text(tool, kind == "toolkit", chars.parse().unwrap_or(400))
+                }
+                None => tool_text(tool),
+            },
+        )
+        .collect();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     texts.hash(&mut hasher);
     model.id().hash(&mut hasher);
@@ -707,4 +769,38 @@ fn evaluate(
         percentile(&latencies, 99.0).as_secs_f64() * 1e3,
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
+}
+
+/// A tool's text for `OTC_SEARCH_TEXT` (see `embed_catalog`).
+fn research_text(tool: &MappedTool, toolkit: bool, chars: usize) -> String {
+    let split = |identifier: &str| {
+        let mut out = String::new();
+        let mut previous: Option<char> = None;
+        for c in identifier.chars() {
+            if c == '_' || c == '-' || c == '.' {
+                out.push(' ');
+                previous = None;
+                continue;
+            }
+            if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
+            {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+            previous = Some(c);
+        }
+        out
+    };
+    let id = &tool.definition.id;
+    let mut text = String::new();
+    if toolkit {
+        text.push_str(&split(&id.toolkit));
+        text.push_str(": ");
+    }
+    text.push_str(&split(&id.tool));
+    text.push_str(". ");
+    for c in tool.definition.description.trim().chars().take(chars) {
+        text.push(if c.is_whitespace() { ' ' } else { c });
+    }
+    text
 }

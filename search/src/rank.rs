@@ -107,6 +107,40 @@ impl SearchIndex {
         (hits, asked.lexical)
     }
 
+    /// Every tool the request's words reach, best first, at most `limit`, before the relevance
+    /// gate: their judged relevance, boosted as admitted tools are. For research on the gate
+    /// (`search_eval --features`); the search path does not call it.
+    #[doc(hidden)]
+    pub fn ungated(&self, query: &str, limit: usize) -> (Vec<Hit>, bool) {
+        if limit == 0 || self.toolkit_of.is_empty() {
+            return (Vec::new(), false);
+        }
+        let asked = self.analyse(query, None);
+        if asked.known.is_empty() {
+            return (Vec::new(), asked.lexical.unknown_product);
+        }
+        let tally = self.accumulate(&asked);
+        let mut hits: Vec<Hit> = tally
+            .touched
+            .iter()
+            .map(|&doc| {
+                let d = doc as usize;
+                let judged = self.judge(&asked, &tally.matches[d], d);
+                Hit {
+                    position: d,
+                    score: self.boost(&asked, d, judged.relevance),
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.position.cmp(&b.position))
+        });
+        hits.truncate(limit);
+        (hits, asked.lexical.unknown_product)
+    }
+
     /// The number of the toolkit named `name` (in any case), if the index has it.
     fn toolkit_number(&self, name: &str) -> Option<u32> {
         let lower = name.to_lowercase();
