@@ -318,6 +318,16 @@ async fn load_and_map(
         .with_ref_dirs(&config.ref_dirs);
     let url = document.url().cloned();
     let spec = config.spec.clone();
+    // One translation per core at a time: translating is CPU work, and a catalog of hundreds of
+    // documents translated all at once (one blocking thread each) held every document's parse
+    // tree and expansion at the same moment (a peak twice the served size) and ran no sooner.
+    let _turn = TRANSLATING
+        .acquire()
+        .await
+        .map_err(|e| AdapterError::Setup {
+            message: format!("translating the OpenAPI document {spec} did not start"),
+            source: Some(Box::new(e)),
+        })?;
     // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
     // the loader may wait on the runtime for remote `$ref`s.
     let mapped = tokio::task::spawn_blocking(move || {
@@ -338,6 +348,12 @@ async fn load_and_map(
     // Copied out on this thread, so the blocking thread's memory is all free (see `relocated`).
     Ok((mapped.relocated(), url))
 }
+
+/// Documents translated at once, process-wide: as many as there are cores (the cores are the
+/// process's, whichever [`BuildContext`] a source is built with).
+static TRANSLATING: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
+    tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+});
 
 /// Resolves each operation's base URL by the rule in the module docs.
 #[derive(Debug)]
