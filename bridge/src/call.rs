@@ -7,7 +7,7 @@
 //! in between is here.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use indexmap::IndexMap;
 use otc_mappings::otc::{CallContext, CallOutcome, CallToolRequest, CallToolResponse, ToolId};
@@ -20,8 +20,11 @@ use crate::catalog::registry::{Catalog, Entry, Resolution};
 use crate::catalog::{requirements, validate};
 use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
 use crate::rescue::{self, ApiError, Refusal, Rescued};
-use crate::telemetry::metrics::{Metrics, Outcome};
-use crate::telemetry::traces::{CallSpan, Traces};
+use crate::telemetry::Telemetry;
+use crate::telemetry::events::{
+    CallEvents, CallFinished, CallRefused, CallStarted, CallUnauthenticated, Edge, ToolResolved,
+    UpstreamAnswered, UpstreamCalled,
+};
 
 /// A call request as an edge parsed it.
 #[derive(Debug, Default)]
@@ -39,6 +42,8 @@ pub struct Call {
     /// resolved it already (the MCP edge does, to read the headers its source wants): the call
     /// is not resolved a second time.
     pub entry: Option<Arc<Entry>>,
+    /// The edge the call came in by: what its events are logged as.
+    pub edge: Edge,
 }
 
 /// A call that reached its tool (or was answered as if it had).
@@ -48,15 +53,6 @@ pub struct Answer {
     pub response: CallToolResponse,
     /// When the tool failed: the whole cause chain, for the log only.
     pub failure: Option<String>,
-}
-
-/// How a call is observed: counted ([`Metrics`]) and traced ([`Traces`]); each `None` when off.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Observe<'a> {
-    /// Where calls are counted.
-    pub metrics: Option<&'a Metrics>,
-    /// Where calls are traced.
-    pub traces: Option<&'a Traces>,
 }
 
 /// Where repeats of a `call_id` are recognised, and by whom the call is made.
@@ -74,95 +70,84 @@ pub struct Repeats<'a> {
 /// With `repeats`, a call that repeats an earlier one (same caller, `call_id`, tool, input and
 /// context) is answered from the store, but only once the repeat has passed the same checks
 /// (requirements, validation) as a new call.
+///
+/// This is the only place a call's telemetry is emitted ([`crate::telemetry::events`]): the
+/// edges render the outcome and say nothing about it.
 pub async fn call(
     catalog: &Catalog,
     default_timeout: Duration,
-    observe: Observe<'_>,
+    telemetry: &Telemetry,
     repeats: Option<Repeats<'_>>,
-    call: Call,
+    mut call: Call,
 ) -> Result<Answer, Refusal> {
-    let started = Instant::now();
-    let metrics = observe.metrics;
-    let mut counted = Counted {
-        entry: None,
-        span: observe.traces.map(|traces| {
-            traces.start_call(
-                call.trace_context.as_ref(),
-                call.request.trace_id.as_deref(),
-            )
-        }),
-    };
+    let mut events = CallStarted {
+        edge: call.edge,
+        trace_context: call.trace_context.as_ref(),
+        trace_id: call.request.trace_id.as_deref(),
+    }
+    .emit(telemetry);
+    // Kept here for the call's events (they name the tool as asked); `run` only reads it.
+    let tool_id = std::mem::take(&mut call.request.tool_id);
     // Boxed: the call's state (about 4 KB) is then written once, not copied by every future
     // that awaits this one (memmove was the largest single cost of a call in the profile).
     let result = Box::pin(run(
         catalog,
         default_timeout,
-        metrics,
         repeats,
+        &tool_id,
         call,
-        &mut counted,
-        started,
+        &mut events,
     ))
     .await
     .map_err(Refusal::from);
-    if metrics.is_some() || counted.span.is_some() {
-        let outcome = match &result {
-            Ok(answer) if matches!(answer.response.outcome, CallOutcome::Value(_)) => {
-                Outcome::Success
-            }
-            Ok(_) => Outcome::ToolError,
-            Err(refusal) => Outcome::Refused(refusal.status.as_u16()),
-        };
-        if let Some(span) = counted.span.take() {
-            span.finish(outcome);
+    match &result {
+        Ok(answer) => CallFinished {
+            requested: &tool_id,
+            failed: matches!(answer.response.outcome, CallOutcome::Error(_)),
+            cause: answer.failure.as_deref(),
         }
-        if let Some(metrics) = metrics {
-            let source = counted.entry.as_ref().map_or("", |e| e.adapter.name());
-            let tool = counted
-                .entry
-                .as_ref()
-                .map_or(String::new(), |e| e.definition().id.to_string());
-            metrics.call(source, &tool, outcome, started.elapsed());
+        .emit(events),
+        Err(refusal) => CallRefused {
+            requested: &tool_id,
+            refusal,
         }
+        .emit(events),
     }
     result
 }
 
-/// What a call is counted under, once its tool is known, and its span when traces are on.
-struct Counted<'t> {
-    entry: Option<Arc<Entry>>,
-    span: Option<CallSpan<'t>>,
+/// Counts a call that server authentication refused before it was read (the auth layer's
+/// share of [`call`]'s telemetry: a refused call is still a call, for the dashboards).
+pub fn unauthenticated(telemetry: &Telemetry) {
+    CallUnauthenticated.emit(telemetry);
 }
 
 async fn run(
     catalog: &Catalog,
     default_timeout: Duration,
-    metrics: Option<&Metrics>,
     repeats: Option<Repeats<'_>>,
+    tool_id: &str,
     call: Call,
-    counted: &mut Counted<'_>,
-    started: Instant,
+    events: &mut CallEvents<'_>,
 ) -> Result<Answer, ApiError> {
     let Call {
         request,
         input_errors,
         trace_context: _,
         entry: resolved,
+        edge: _,
     } = call;
-    if request.tool_id.is_empty() {
+    if tool_id.is_empty() {
         return Err(ApiError::MissingToolId);
     }
     let entry = match &resolved {
         Some(entry) => entry,
-        None => resolve(catalog, &request.tool_id)?,
+        None => resolve(catalog, tool_id)?,
     };
-    counted.entry = Some(Arc::clone(entry));
-    if let Some(span) = &counted.span {
-        span.tool(entry);
-    }
+    ToolResolved { entry }.emit(events);
     let definition = entry.definition();
     if let Err(refusal) = requirements::check(
-        &request.tool_id,
+        tool_id,
         definition.requirements.as_ref(),
         request.context.as_ref(),
     ) {
@@ -206,7 +191,6 @@ async fn run(
         _ => Map::new(),
     };
     let CallToolRequest {
-        tool_id,
         call_id,
         trace_id,
         context,
@@ -215,9 +199,7 @@ async fn run(
     let forward = Forward {
         entry,
         default_timeout,
-        metrics,
-        span: counted.span.as_ref(),
-        started,
+        events,
     };
     // A repeat is the same call by the same credentials: the context (tokens, secrets, user id)
     // is part of the fingerprint, so a replay never answers one caller's call to another's
@@ -225,7 +207,7 @@ async fn run(
     // checked like a new call's.
     match (repeats, call_id) {
         (Some(repeats), Some(call_id)) => {
-            let fingerprint = idempotency::fingerprint(&tool_id, &input, context.as_ref());
+            let fingerprint = idempotency::fingerprint(tool_id, &input, context.as_ref());
             let pending = match repeats
                 .store
                 .check(repeats.caller, &call_id, fingerprint)
@@ -263,9 +245,7 @@ async fn run(
 struct Forward<'a, 't> {
     entry: &'a Arc<Entry>,
     default_timeout: Duration,
-    metrics: Option<&'a Metrics>,
-    span: Option<&'a CallSpan<'t>>,
-    started: Instant,
+    events: &'a CallEvents<'t>,
 }
 
 impl Forward<'_, '_> {
@@ -280,9 +260,7 @@ impl Forward<'_, '_> {
         let Self {
             entry,
             default_timeout,
-            metrics,
-            span,
-            started,
+            events,
         } = self;
         let definition = entry.definition();
         let source_name = entry.adapter.name();
@@ -293,32 +271,27 @@ impl Forward<'_, '_> {
                 reason: describe(&state),
             });
         }
-        tracing::Span::current().record("call_id", tracing::field::debug(&call_id));
-        let upstream_span = span.map(|span| {
-            span.call_id(&call_id);
-            span.upstream(entry)
-        });
-        let (upstream_span, trace_context) = match upstream_span {
-            Some((span, context)) => (Some(span), Some(context)),
-            None => (None, None),
-        };
+        let mut upstream = UpstreamCalled {
+            entry,
+            call_id: &call_id,
+        }
+        .emit(events);
         let tool_call = otc_adapters::ToolCall {
             tool: Arc::clone(&entry.tool),
             input,
             context: context.unwrap_or_default(),
             call_id: call_id.clone(),
             trace_id,
-            trace_context,
+            trace_context: upstream.trace_context(),
         };
-        let upstream = metrics.map(|m| m.upstream(source_name));
         let result = entry
             .policy
             .forward(default_timeout, entry.adapter.call(tool_call))
             .await;
-        drop(upstream);
-        if let Some(span) = upstream_span {
-            span.finish(result.as_ref().err());
+        UpstreamAnswered {
+            error: result.as_ref().err(),
         }
+        .emit(upstream);
         let (outcome, failure) = match result {
             Ok(value) => (CallOutcome::Value(Some(value)), None),
             Err(err) => match rescue::rescue(&err, definition, source_name) {
@@ -328,7 +301,7 @@ impl Forward<'_, '_> {
                 }
             },
         };
-        let duration = started.elapsed().as_secs_f64() * 1000.0;
+        let duration = events.started().elapsed().as_secs_f64() * 1000.0;
         Ok(Answer {
             response: CallToolResponse {
                 call_id,
@@ -370,5 +343,175 @@ fn describe(state: &SourceState) -> String {
         SourceState::Ready => "ready".to_owned(),
         SourceState::Restarting { reason } => format!("restarting: {reason}"),
         SourceState::Failed { reason } => format!("failed: {reason}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use otc_adapters::Adapter as _;
+    use otc_adapters::fake::FakeAdapter;
+    use otc_mappings::otc::{ToolDefinition, ToolVersion};
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::policy::SourcePolicy;
+    use crate::catalog::registry::SourceTools;
+    use crate::telemetry::metrics::Metrics;
+
+    /// A catalog of one tool, `Kit.Echo@1.0.0` from source `kit`, which answers its input.
+    fn catalog() -> Catalog {
+        let version = ToolVersion::new(1, 0, 0);
+        let definition = ToolDefinition {
+            id: ToolId::exact("Kit", "Echo", version),
+            name: "Kit_Echo".to_owned(),
+            description: "Echoes.".to_owned(),
+            version,
+            input_schema: json!({"type": "object"}).into(),
+            output_schema: None,
+            requirements: None,
+        };
+        let adapter = FakeAdapter::new("kit").tool(definition, |call| Ok(json!(call.input)));
+        let mapped = futures::executor::block_on(adapter.list_tools())
+            .unwrap()
+            .tools;
+        let source = SourceTools::compile(
+            Arc::new(adapter),
+            Arc::new(SourcePolicy::default()),
+            mapped,
+            &mut Vec::new(),
+        );
+        Catalog::new(vec![source])
+    }
+
+    /// Log lines written while `f` runs.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    async fn mcp_call(catalog: &Catalog, telemetry: &Telemetry, tool_id: &str) -> String {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let request = CallToolRequest {
+            tool_id: tool_id.to_owned(),
+            input: Some(json!({"message": "hi"})),
+            ..Default::default()
+        };
+        let _ = call(
+            catalog,
+            Duration::from_secs(5),
+            telemetry,
+            None,
+            Call {
+                request,
+                edge: Edge::Mcp,
+                ..Default::default()
+            },
+        )
+        .await;
+        String::from_utf8(captured.0.lock().unwrap().clone()).unwrap()
+    }
+
+    /// Issue 23, part 2.2: a call's log line and its metrics come from its one event, emitted
+    /// here; the edge only renders the answer.
+    #[tokio::test]
+    async fn one_call_writes_its_log_line_and_counts_itself_from_one_event() {
+        let catalog = catalog();
+        let metrics = Arc::new(Metrics::new(true));
+        let telemetry = Telemetry {
+            metrics: Some(Arc::clone(&metrics)),
+            traces: None,
+        };
+        let count = |outcome: &str, source: &str, tool: &str| {
+            let labels = [
+                format!(r#"outcome="{outcome}""#),
+                format!(r#"source="{source}""#),
+                format!(r#"tool="{tool}""#),
+            ];
+            let text = metrics.render(&catalog);
+            text.lines()
+                .filter_map(|line| line.strip_prefix("otc_bridge_calls_total{"))
+                .filter_map(|line| line.split_once("} "))
+                .find(|(names, _)| {
+                    let mut names: Vec<&str> = names.split(',').collect();
+                    names.sort_unstable();
+                    names == labels
+                })
+                .map_or(0, |(_, n)| n.parse::<u64>().unwrap())
+        };
+
+        let log = mcp_call(&catalog, &telemetry, "Kit.Echo").await;
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 1, "{log}");
+        assert!(lines[0].contains("INFO"), "{log}");
+        assert!(lines[0].contains("otc_bridge::server::mcp::meta"), "{log}");
+        assert!(lines[0].contains("MCP call succeeded"), "{log}");
+        assert!(lines[0].contains("tool=Kit.Echo ms="), "{log}");
+        assert_eq!(count("success", "kit", "Kit.Echo@1.0.0"), 1);
+
+        // The second call reuses the tool's label set.
+        mcp_call(&catalog, &telemetry, "Kit.Echo@1.0.0").await;
+        assert_eq!(count("success", "kit", "Kit.Echo@1.0.0"), 2);
+
+        let log = mcp_call(&catalog, &telemetry, "Kit.Nope").await;
+        assert!(log.contains("MCP call refused"), "{log}");
+        assert!(log.contains("tool=Kit.Nope"), "{log}");
+        assert!(log.contains("status=400"), "{log}");
+        assert_eq!(count("400", "", ""), 1);
+        let seconds = metrics.render(&catalog);
+        assert!(
+            seconds.contains(r#"otc_bridge_call_duration_seconds_count{source="kit"} 2"#),
+            "{seconds}"
+        );
+        assert!(
+            seconds.contains(r#"otc_bridge_upstream_duration_seconds_count{source="kit"} 2"#),
+            "{seconds}"
+        );
+    }
+
+    /// The OTC edge's call line is its HTTP request line: the event writes none of its own.
+    #[tokio::test]
+    async fn an_otc_call_adds_no_line_to_its_request_line() {
+        let catalog = catalog();
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let request = CallToolRequest {
+            tool_id: "Kit.Echo".to_owned(),
+            ..Default::default()
+        };
+        let answer = call(
+            &catalog,
+            Duration::from_secs(5),
+            &Telemetry::default(),
+            None,
+            Call {
+                request,
+                ..Default::default()
+            },
+        )
+        .await;
+        assert!(answer.is_ok());
+        let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(log, "");
     }
 }

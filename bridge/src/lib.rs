@@ -9,7 +9,7 @@
 //! | [`idempotency`] | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
 //! | [`rescue`] | errors and refusals, and their wire shapes |
 //! | [`catalog`] | the tools served ([`catalog::registry`]), per-source policy, lockfile pins, validation, requirements |
-//! | [`telemetry`] | metrics and traces |
+//! | [`telemetry`] | call events → log lines, metrics and traces |
 //! | [`config`] | the file, the flags and MCP hosts' files → one resolved [`config::Config`] |
 //! | [`lifecycle`] | starting sources and keeping the catalog fresh; reloading the configuration |
 //!

@@ -55,7 +55,7 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     );
     let dialect: Dialect = args.dialect.map_or(DialectName::Otc, Into::into).into();
     let mut settings = LimitsConfig::default().server_settings(dialect)?;
-    settings.metrics = Some(std::sync::Arc::new(
+    settings.telemetry.metrics = Some(std::sync::Arc::new(
         otc_bridge::telemetry::metrics::Metrics::new(true),
     ));
     let idempotency = otc_bridge::idempotency::Idempotency::new(None, &Default::default()).await?;

@@ -48,11 +48,11 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     if let Some(search) = &search {
         search.spawn(catalog.clone());
     }
-    let settings = McpSettings {
-        traces: traces.clone(),
+    let mut settings = McpSettings {
         search,
         ..McpSettings::from(&config.settings)
     };
+    settings.telemetry.traces = traces.clone();
     let server = CatalogServer::new(catalog, settings);
     let served = tokio::select! {
         served = otc_bridge::server::mcp::serve_stdio(server) => served,

@@ -62,7 +62,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
             .await?;
     settings.idempotency = Some(Arc::new(idempotency));
     let traces = super::start_traces()?;
-    settings.traces = traces.clone();
+    settings.telemetry.traces = traces.clone();
     let search = super::load_search_model(&config.search);
     let served = run_server(
         listener,

@@ -279,7 +279,7 @@ impl Config {
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
         settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
-        settings.metrics = metrics.enabled.then(|| {
+        settings.telemetry.metrics = metrics.enabled.then(|| {
             std::sync::Arc::new(crate::telemetry::metrics::Metrics::new(metrics.tool_label))
         });
         settings.metrics_public = metrics.public;

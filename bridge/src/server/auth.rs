@@ -189,10 +189,8 @@ pub async fn require(State(state): State<AppState>, mut request: Request, next: 
     let checked = state.auth().map(|auth| auth.check(request.headers()));
     if let Some(Err(reason)) = checked {
         // A refused call is still a call, for the dashboards.
-        if let Some(metrics) = &state.settings().metrics
-            && matches!(request.uri().path(), "/tools/call" | "/call")
-        {
-            metrics.unauthorized();
+        if matches!(request.uri().path(), "/tools/call" | "/call") {
+            crate::call::unauthenticated(&state.settings().telemetry);
         }
         let default = state.settings().default_dialect;
         let reply = extract::list_reply(request.headers(), None, default)

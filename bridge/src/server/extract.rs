@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::{AppState, Reply, numbers};
 use crate::call::Call;
 use crate::rescue::ApiError;
+use crate::telemetry::events::Edge;
 
 /// A request refused by the edge, with the dialect to answer in.
 #[derive(Debug)]
@@ -185,11 +186,13 @@ impl FromRequest<AppState> for CallEnvelope {
                 input_errors,
                 // Read only when traces are on: off, a call does no propagation work.
                 trace_context: settings
+                    .telemetry
                     .traces
                     .as_ref()
                     .and_then(|_| crate::telemetry::traces::from_headers(&parts.headers)),
                 // Resolved by the call itself, against the catalog it runs with.
                 entry: None,
+                edge: Edge::Otc,
             },
         })
     }

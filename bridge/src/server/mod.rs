@@ -65,14 +65,13 @@ pub struct ServerSettings {
     /// The per-caller authorization challenges the bridge issued, which `/oauth/callback`
     /// completes and `/oauth/check/{id}` reports.
     pub challenges: Option<Arc<otc_adapters::mcp::oauth::challenges::Challenges>>,
-    /// What `GET /metrics` reports; `None` when metrics are off.
-    pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
+    /// Where calls, lists and searches are counted (what `GET /metrics` reports) and traced;
+    /// each part `None` when off.
+    pub telemetry: crate::telemetry::Telemetry,
     /// Whether `GET /metrics` is served without server authentication.
     pub metrics_public: bool,
     /// Where repeated `call_id`s are answered from; `None`: every call runs.
     pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
-    /// Where calls are traced (OTLP); `None` when traces are off, the default.
-    pub traces: Option<Arc<crate::telemetry::traces::Traces>>,
     /// Semantic search (the model and its progress); `None`: search is lexical.
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
 }
@@ -88,10 +87,9 @@ impl Default for ServerSettings {
             allowed_hosts: Vec::new(),
             mcp_expose: crate::server::mcp::Expose::Meta,
             challenges: None,
-            metrics: None,
+            telemetry: crate::telemetry::Telemetry::default(),
             metrics_public: false,
             idempotency: None,
-            traces: None,
             search: None,
         }
     }
@@ -162,7 +160,7 @@ pub fn app(state: AppState) -> Router {
         .merge(mcp)
         .route("/oauth/check/{id}", get(routes::check_authorization));
     let mut open = Router::new();
-    if settings.metrics.is_some() {
+    if settings.telemetry.metrics.is_some() {
         // Behind server authentication unless the operator made it public (a scraper
         // without credentials on a private network).
         if settings.metrics_public {
@@ -201,8 +199,7 @@ impl From<&ServerSettings> for mcp::McpSettings {
         Self {
             expose: settings.mcp_expose,
             call_timeout: settings.call_timeout,
-            metrics: settings.metrics.clone(),
-            traces: settings.traces.clone(),
+            telemetry: settings.telemetry.clone(),
             search: settings.search.clone(),
         }
     }

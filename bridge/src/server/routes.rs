@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::{AppState, CallEnvelope, ListEnvelope, Reply};
 use crate::rescue::ApiError;
+use crate::telemetry::events::{Edge, ToolsListed};
 
 /// `GET /health`: 200 when every source is ready, else 503 with each source's state.
 ///
@@ -107,9 +108,7 @@ pub(super) async fn list_tools(
     headers: HeaderMap,
     ListEnvelope { reply }: ListEnvelope,
 ) -> Response {
-    if let Some(metrics) = &state.settings().metrics {
-        metrics.list("otc");
-    }
+    ToolsListed { edge: Edge::Otc }.emit(&state.settings().telemetry);
     let catalog = state.catalog().current();
     let dialect = reply.dialect;
     let mut response = if accepts_gzip(&headers) {
@@ -222,10 +221,7 @@ pub(super) async fn call_tool(
     let answer = crate::call::call(
         &catalog,
         settings.call_timeout,
-        crate::call::Observe {
-            metrics: settings.metrics.as_deref(),
-            traces: settings.traces.as_deref(),
-        },
+        &settings.telemetry,
         repeats,
         call,
     )
@@ -281,7 +277,7 @@ pub(super) async fn check_authorization(
 
 /// `GET /metrics`: the Prometheus text format (see [`crate::telemetry::metrics`]).
 pub(super) async fn metrics(State(state): State<AppState>) -> Response {
-    let Some(metrics) = &state.settings().metrics else {
+    let Some(metrics) = &state.settings().telemetry.metrics else {
         return not_found().await.into_response();
     };
     let body = metrics.render(&state.catalog().current());

@@ -16,7 +16,13 @@
 //! Cardinality is bounded by the catalog: `tool` takes only ids the catalog serves (a refusal
 //! before a tool is resolved has `tool=""`), and `metrics: {tool_label: false}` drops it for
 //! catalogs of thousands. Source gauges are read from the catalog when scraped, not kept.
+//!
+//! Calls are counted by [`crate::telemetry::events`], never by an edge. A call's label values
+//! are looked up once per catalog entry ([`Metrics::tool`]) and kept, so counting a call formats
+//! no tool id and hashes no label strings.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use prometheus::{
@@ -24,7 +30,7 @@ use prometheus::{
     Registry, TextEncoder,
 };
 
-use crate::catalog::registry::Catalog;
+use crate::catalog::registry::{Catalog, Entry};
 
 /// Seconds: from a fast local tool to the default call timeout.
 const BUCKETS: &[f64] = &[
@@ -43,13 +49,11 @@ pub enum Outcome {
     Refused(u16),
 }
 
-impl Outcome {
-    fn label(self) -> std::borrow::Cow<'static, str> {
-        match self {
-            Self::Success => "success".into(),
-            Self::ToolError => "tool_error".into(),
-            Self::Refused(status) => status.to_string().into(),
-        }
+/// The `outcome` label of a refusal: its status's three digits, without formatting one.
+fn refused_label(status: u16, with: impl FnOnce(&str)) {
+    match http::StatusCode::from_u16(status) {
+        Ok(status) => with(status.as_str()),
+        Err(_) => with(&status.to_string()),
     }
 }
 
@@ -67,6 +71,52 @@ pub struct Metrics {
     lists: IntCounterVec,
     searches: IntCounter,
     tool_label: bool,
+    tools: RwLock<ToolCache>,
+}
+
+/// The label sets of the catalog entries called so far, by the entry's address. The `Weak` keeps
+/// that address from being reused while the slot exists (an `Arc`'s allocation outlives its
+/// weak references), so a live entry at the address is the entry the slot was made for. Slots
+/// of entries a reload dropped are swept when the cache has doubled since the last sweep.
+#[derive(Debug, Default)]
+struct ToolCache {
+    slots: HashMap<usize, (Weak<Entry>, Arc<ToolMetrics>)>,
+    sweep_at: usize,
+}
+
+/// One catalog entry's metrics, its label values looked up once.
+#[derive(Debug)]
+pub(crate) struct ToolMetrics {
+    source: Box<str>,
+    /// The tool id, or empty when `tool_label` is off.
+    tool: Box<str>,
+    success: IntCounter,
+    tool_error: IntCounter,
+    call_seconds: prometheus::Histogram,
+    upstream_seconds: prometheus::Histogram,
+    in_flight: prometheus::IntGauge,
+}
+
+impl ToolMetrics {
+    /// Starts the upstream part of a call to this tool.
+    pub(crate) fn upstream(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight {
+            in_flight: self.in_flight.clone(),
+            seconds: self.upstream_seconds.clone(),
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Counts a call that reached its tool: a value, or a tool error.
+    pub(crate) fn finished(&self, outcome: Outcome, elapsed: Duration) {
+        match outcome {
+            Outcome::Success => self.success.inc(),
+            Outcome::ToolError => self.tool_error.inc(),
+            Outcome::Refused(_) => {}
+        }
+        self.call_seconds.observe(elapsed.as_secs_f64());
+    }
 }
 
 /// A call's upstream part, counted in flight until dropped.
@@ -163,46 +213,77 @@ impl Metrics {
             lists,
             searches,
             tool_label,
+            tools: RwLock::default(),
         }
     }
 
-    /// Counts a finished call. `source` and `tool` are empty when it was refused before its
-    /// tool was known.
-    pub fn call(&self, source: &str, tool: &str, outcome: Outcome, elapsed: Duration) {
-        let tool = if self.tool_label { tool } else { "" };
-        self.calls
-            .with_label_values(&[source, tool, outcome.label().as_ref()])
-            .inc();
-        self.call_seconds
-            .with_label_values(&[source])
-            .observe(elapsed.as_secs_f64());
+    /// The metrics of calls to `entry`: looked up in the cache, or labelled once and kept.
+    pub(crate) fn tool(&self, entry: &Arc<Entry>) -> Arc<ToolMetrics> {
+        let key = Arc::as_ptr(entry) as usize;
+        let cached = self.tools.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, tool)) = cached.slots.get(&key) {
+            return Arc::clone(tool);
+        }
+        drop(cached);
+        let source = entry.adapter.name();
+        let tool = if self.tool_label {
+            entry.definition().id.to_string()
+        } else {
+            String::new()
+        };
+        let labelled = Arc::new(ToolMetrics {
+            success: self
+                .calls
+                .with_label_values(&[source, tool.as_str(), "success"]),
+            tool_error: self
+                .calls
+                .with_label_values(&[source, tool.as_str(), "tool_error"]),
+            call_seconds: self.call_seconds.with_label_values(&[source]),
+            upstream_seconds: self.upstream_seconds.with_label_values(&[source]),
+            in_flight: self.in_flight.with_label_values(&[source]),
+            source: source.into(),
+            tool: tool.into(),
+        });
+        let mut cache = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if cache.slots.len() >= cache.sweep_at {
+            cache.slots.retain(|_, (entry, _)| entry.strong_count() > 0);
+            cache.sweep_at = (cache.slots.len() * 2).max(64);
+        }
+        let (_, tool) = cache
+            .slots
+            .entry(key)
+            .or_insert_with(|| (Arc::downgrade(entry), labelled));
+        Arc::clone(tool)
+    }
+
+    /// Counts a refused call: under its tool when it was resolved, else with `source` and `tool`
+    /// empty.
+    pub(crate) fn refused(&self, tool: Option<&ToolMetrics>, status: u16, elapsed: Duration) {
+        let (source, id) = tool.map_or(("", ""), |t| (&*t.source, &*t.tool));
+        refused_label(status, |outcome| {
+            self.calls.with_label_values(&[source, id, outcome]).inc();
+        });
+        match tool {
+            Some(tool) => tool.call_seconds.observe(elapsed.as_secs_f64()),
+            None => self
+                .call_seconds
+                .with_label_values(&[""])
+                .observe(elapsed.as_secs_f64()),
+        }
     }
 
     /// Counts a call refused by server authentication (401): no source or tool is known.
-    pub fn unauthorized(&self) {
-        self.calls
-            .with_label_values(&["", "", Outcome::Refused(401).label().as_ref()])
-            .inc();
-    }
-
-    /// Starts the upstream part of a call to `source`.
-    pub fn upstream(&self, source: &str) -> InFlight {
-        let in_flight = self.in_flight.with_label_values(&[source]);
-        in_flight.inc();
-        InFlight {
-            in_flight,
-            seconds: self.upstream_seconds.with_label_values(&[source]),
-            started: std::time::Instant::now(),
-        }
+    pub(crate) fn unauthorized(&self) {
+        self.calls.with_label_values(&["", "", "401"]).inc();
     }
 
     /// Counts a tool list on `edge` (`otc` or `mcp`).
-    pub fn list(&self, edge: &str) {
+    pub(crate) fn list(&self, edge: &str) {
         self.lists.with_label_values(&[edge]).inc();
     }
 
     /// Counts an MCP `search_tools` call.
-    pub fn search(&self) {
+    pub(crate) fn search(&self) {
         self.searches.inc();
     }
 
@@ -242,3 +323,64 @@ impl Metrics {
 
 /// The content type of [`Metrics::render`].
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+#[cfg(test)]
+mod tests {
+    use otc_adapters::Adapter as _;
+    use otc_adapters::fake::FakeAdapter;
+    use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::policy::SourcePolicy;
+
+    fn entry(adapter: &Arc<FakeAdapter>) -> Arc<Entry> {
+        let tool = futures::executor::block_on(adapter.list_tools())
+            .unwrap()
+            .tools
+            .remove(0);
+        Arc::new(Entry::new(
+            tool,
+            Arc::clone(adapter) as Arc<dyn otc_adapters::Adapter>,
+            Arc::new(SourcePolicy::default()),
+        ))
+    }
+
+    fn adapter() -> Arc<FakeAdapter> {
+        let version = ToolVersion::new(1, 0, 0);
+        let definition = ToolDefinition {
+            id: ToolId::exact("Kit", "Echo", version),
+            name: "Kit_Echo".to_owned(),
+            description: String::new(),
+            version,
+            input_schema: json!({}).into(),
+            output_schema: None,
+            requirements: None,
+        };
+        Arc::new(FakeAdapter::new("kit").tool(definition, |_| Ok(json!(null))))
+    }
+
+    /// A tool's label set is made once per entry, and the slots of entries a reload dropped do
+    /// not pile up.
+    #[test]
+    fn a_tools_labels_are_looked_up_once_and_dropped_entries_are_swept() {
+        let metrics = Metrics::new(true);
+        let adapter = adapter();
+        let kept = entry(&adapter);
+        let first = metrics.tool(&kept);
+        assert!(Arc::ptr_eq(&first, &metrics.tool(&kept)));
+        assert_eq!(&*first.tool, "Kit.Echo@1.0.0");
+        for _ in 0..1000 {
+            let dropped = entry(&adapter);
+            metrics
+                .tool(&dropped)
+                .finished(Outcome::Success, Duration::ZERO);
+        }
+        let slots = metrics.tools.read().unwrap().slots.len();
+        assert!(slots <= 128, "{slots} slots");
+        assert!(Arc::ptr_eq(&first, &metrics.tool(&kept)));
+        // One label set for all of them: the same source and tool.
+        assert_eq!(first.success.get(), 1000);
+        assert_eq!(&*Metrics::new(false).tool(&kept).tool, "");
+    }
+}

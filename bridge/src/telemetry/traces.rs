@@ -4,16 +4,19 @@
 //! upstream.
 //!
 //! **Off unless configured, and then free.** [`Traces::from_env`] returns `None` unless
-//! `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set. Everything
-//! else holds an `Option<&Traces>`: with `None` no header is read, no span is built, no context
-//! is propagated, and a call allocates nothing it did not allocate before.
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set. The
+//! [`super::Telemetry`] handle then holds `None`: no header is read, no span is built, no
+//! context is propagated, and a call allocates nothing it did not allocate before.
 //!
-//! **Why the OpenTelemetry API directly, not `tracing-opentelemetry`.** That layer would turn
-//! every `tracing` span of the process (rmcp's sessions, the request span) into an exported
-//! span, and put an OpenTelemetry layer in the subscriber of every log line. The bridge exports
-//! exactly two spans per call, whose attributes (outcome, tool version) are only known in
-//! [`crate::call`]; building them there with the API is short, and its cost is zero when off by
-//! construction (an `Option`), not by a filter.
+//! **Why the OpenTelemetry API directly, not `tracing-opentelemetry`** (reconsidered when the
+//! call's telemetry became [`super::events`]). That layer exports `tracing` spans, so a call
+//! would need a `tracing` span at `info` (the default level), built and entered per call: the
+//! request span cost about 7 µs of CPU per call when it was one (issue 23, 2.9), more than the
+//! rest of a call's telemetry together, and the layer would sit in the subscriber of every log
+//! line and export every other span of the process (rmcp's sessions). The bridge exports exactly
+//! two spans per call whose attributes (tool version, outcome) are set by the events that know
+//! them; with the API those events write them directly, at no cost when traces are off (an
+//! `Option`, not a filter), and the upstream's context is injected from the same `Context`.
 //!
 //! **Propagation** is the W3C Trace Context propagator of the OpenTelemetry SDK, never hand
 //! parsing. The parent of `otc.call` is the caller's `traceparent` (an HTTP header on

@@ -26,6 +26,7 @@ use super::failure::McpFailure;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
 use crate::rescue::{ApiError, Extra, Refusal};
+use crate::telemetry::events::Edge;
 use otc_search::MAX_QUERY_CHARS;
 
 /// `search_tools`.
@@ -342,40 +343,28 @@ pub async fn call_path(
         context,
         ..Default::default()
     };
-    let started = std::time::Instant::now();
     let outcome = call::call(
         catalog,
         settings.call_timeout,
-        call::Observe {
-            metrics: settings.metrics.as_deref(),
-            traces: settings.traces.as_deref(),
-        },
+        &settings.telemetry,
         // MCP calls carry no call_id: nothing to repeat.
         None,
         Call {
             request,
             trace_context,
             entry,
+            edge: Edge::Mcp,
             ..Default::default()
         },
     )
     .await;
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    // The call's log line and metrics were written by its event, in `call`.
     match outcome {
         Ok(answer) => match answer.response.outcome {
-            CallOutcome::Value(value) => {
-                tracing::info!(tool = %crate::rescue::echo(&path), ms, "MCP call succeeded");
-                success(value.unwrap_or(Value::Null))
-            }
-            CallOutcome::Error(error) => {
-                tracing::info!(tool = %crate::rescue::echo(&path), ms, cause = answer.failure.as_deref().unwrap_or_default(), "MCP call failed in the tool");
-                failure(McpFailure::from_tool_error(error))
-            }
+            CallOutcome::Value(value) => success(value.unwrap_or(Value::Null)),
+            CallOutcome::Error(error) => failure(McpFailure::from_tool_error(error)),
         },
-        Err(refusal) => {
-            tracing::info!(tool = %crate::rescue::echo(&path), ms, status = refusal.status.as_u16(), detail = refusal.log.as_deref().unwrap_or_default(), "MCP call refused");
-            refused(catalog, refusal, &path)
-        }
+        Err(refusal) => refused(catalog, refusal, &path),
     }
 }
 

@@ -14,7 +14,8 @@
 //!
 //! Every call goes through [`crate::call::call`], the code path of `POST /tools/call`; only the
 //! rendering differs, and failures become results with `isError: true` whose words come from
-//! [`crate::rescue`].
+//! [`crate::rescue`]. What a call logs and counts is its event's ([`crate::telemetry::events`]),
+//! emitted by the call; the edge counts only its lists and searches.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +32,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
 use crate::catalog::registry::SharedCatalog;
+use crate::telemetry::events::{Edge, ToolsListed, ToolsSearched};
 
 mod credentials;
 mod failure;
@@ -59,10 +61,8 @@ pub struct McpSettings {
     pub expose: Expose,
     /// The per-call timeout when a source sets none.
     pub call_timeout: Duration,
-    /// Where calls, lists and searches are counted; `None` when metrics are off.
-    pub metrics: Option<Arc<crate::telemetry::metrics::Metrics>>,
-    /// Where calls are traced; `None` when traces are off.
-    pub traces: Option<Arc<crate::telemetry::traces::Traces>>,
+    /// Where calls, lists and searches are counted and traced.
+    pub telemetry: crate::telemetry::Telemetry,
     /// Semantic search; `None`: lexical.
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
 }
@@ -109,9 +109,7 @@ impl ServerHandler for CatalogServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        if let Some(metrics) = &self.settings.metrics {
-            metrics.list("mcp");
-        }
+        ToolsListed { edge: Edge::Mcp }.emit(&self.settings.telemetry);
         let mut tools = Vec::new();
         let start = match request.and_then(|r| r.cursor) {
             Some(cursor) => cursor
@@ -154,7 +152,7 @@ impl ServerHandler for CatalogServer {
             .map(|p| &p.headers);
         // The caller's trace context, when traces are on: `_meta` (the MCP convention), else
         // the HTTP request's `traceparent` header.
-        let trace_context = self.settings.traces.as_ref().and_then(|_| {
+        let trace_context = self.settings.telemetry.traces.as_ref().and_then(|_| {
             let meta = &context.meta;
             let from_meta = meta.get_traceparent().map(|traceparent| TraceContext {
                 traceparent: traceparent.to_owned(),
@@ -166,9 +164,7 @@ impl ServerHandler for CatalogServer {
         let catalog = self.catalog.current();
         let result = match request.name.as_ref() {
             meta::SEARCH => {
-                if let Some(metrics) = &self.settings.metrics {
-                    metrics.search();
-                }
+                ToolsSearched.emit(&self.settings.telemetry);
                 meta::search(&catalog, &self.settings, arguments)
             }
             meta::READ => meta::read(&catalog, arguments),

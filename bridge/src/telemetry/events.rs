@@ -1,0 +1,282 @@
+//! The bridge's telemetry events, one type each (vector's `internal_events` is the model): an
+//! event is a plain struct of what happened, and its one `emit` writes everything that is said
+//! about it: the log line, the metrics, the span's fields. Nothing else in the bridge counts or
+//! traces a call, so a metric and its log line cannot disagree.
+//!
+//! | event | emitted by | log | metrics | span |
+//! |---|---|---|---|---|
+//! | [`CallStarted`] | [`crate::call`] | | | `otc.call` starts (the caller's context its parent) |
+//! | [`ToolResolved`] | [`crate::call`] | | the tool's label set, once | tool id, version, source |
+//! | [`UpstreamCalled`] | [`crate::call`] | | `calls_in_flight` +1 | `otc.upstream` starts; its context goes upstream |
+//! | [`UpstreamAnswered`] | [`crate::call`] | | `calls_in_flight` −1, `upstream_duration_seconds` | `otc.upstream` ends (error status) |
+//! | [`CallFinished`] | [`crate::call`] | MCP: `MCP call succeeded` / `… failed in the tool` | `calls_total{outcome=success\|tool_error}`, `call_duration_seconds` | `otc.call` ends with its outcome |
+//! | [`CallRefused`] | [`crate::call`] | MCP: `MCP call refused` | `calls_total{outcome=<status>}`, `call_duration_seconds` | `otc.call` ends, refused |
+//! | [`CallUnauthenticated`] | [`crate::call::unauthenticated`] (for the auth layer) | | `calls_total{outcome=401}` | |
+//! | [`ToolsListed`] | the edges' list handlers | | `list_requests_total{edge}` | |
+//! | [`ToolsSearched`] | the MCP edge's `search_tools` | | `search_requests_total` | |
+//!
+//! **Log lines per edge.** A call on the MCP edge is logged by its event, at `info`, with the
+//! fields the MCP edge used to write (`tool`, `ms`, `cause` or `status` and `detail`) and under
+//! the edge's target, so filters keep working. A call on the OTC edge has its line already: the
+//! HTTP request line of [`crate::server`] (method, path, tool, status, `duration_ms`, detail),
+//! which every request gets, calls or not; its event adds none, so each call is one line on
+//! either edge.
+//!
+//! **Cost.** Every `emit` is a few branches on `Option`s when metrics and traces are off; with
+//! metrics on, a call looks up its tool's counters once ([`ToolResolved`]) instead of hashing
+//! label strings per metric, and formats no tool id.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use otc_adapters::{AdapterError, TraceContext};
+
+use super::Telemetry;
+use super::metrics::{InFlight, Outcome, ToolMetrics};
+use super::traces::{CallSpan, UpstreamSpan};
+use crate::catalog::registry::Entry;
+use crate::rescue::{Refusal, echo};
+
+/// The target of the MCP edge's call lines: the module that wrote them before they were events,
+/// so `--log-level otc_bridge::server::mcp=…` still selects them.
+const MCP_TARGET: &str = "otc_bridge::server::mcp::meta";
+
+/// Which edge a call or a list came in by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Edge {
+    /// The OTC HTTP routes (`POST /tools/call`, `GET /tools`).
+    #[default]
+    Otc,
+    /// The MCP edge (`POST /mcp` or stdio).
+    Mcp,
+}
+
+impl Edge {
+    /// The `edge` label.
+    fn label(self) -> &'static str {
+        match self {
+            Self::Otc => "otc",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+/// A call arrived: its clock and its span start, the span a child of the caller's trace context
+/// (`trace_context`, else its `trace_id` when that is a W3C `traceparent`).
+#[derive(Debug)]
+pub(crate) struct CallStarted<'a> {
+    pub(crate) edge: Edge,
+    pub(crate) trace_context: Option<&'a TraceContext>,
+    pub(crate) trace_id: Option<&'a str>,
+}
+
+impl CallStarted<'_> {
+    /// Starts the call's record, where its later events go.
+    pub(crate) fn emit<'t>(self, telemetry: &'t Telemetry) -> CallEvents<'t> {
+        CallEvents {
+            edge: self.edge,
+            started: Instant::now(),
+            metrics: telemetry.metrics.as_deref(),
+            span: telemetry
+                .traces
+                .as_deref()
+                .map(|traces| traces.start_call(self.trace_context, self.trace_id)),
+            tool: None,
+        }
+    }
+}
+
+/// One call's record between [`CallStarted`] and [`CallFinished`] or [`CallRefused`]: its clock,
+/// its span, and its tool's counters once resolved.
+#[derive(Debug)]
+pub(crate) struct CallEvents<'t> {
+    edge: Edge,
+    started: Instant,
+    metrics: Option<&'t super::metrics::Metrics>,
+    span: Option<CallSpan<'t>>,
+    tool: Option<Arc<ToolMetrics>>,
+}
+
+impl CallEvents<'_> {
+    /// When the call arrived (its answer's `duration` counts from here).
+    pub(crate) fn started(&self) -> Instant {
+        self.started
+    }
+}
+
+/// The call's tool is known.
+#[derive(Debug)]
+pub(crate) struct ToolResolved<'a> {
+    pub(crate) entry: &'a Arc<Entry>,
+}
+
+impl ToolResolved<'_> {
+    pub(crate) fn emit(self, call: &mut CallEvents<'_>) {
+        if let Some(span) = &call.span {
+            span.tool(self.entry);
+        }
+        call.tool = call.metrics.map(|metrics| metrics.tool(self.entry));
+    }
+}
+
+/// The call is about to be sent upstream under `call_id` (echoed or generated).
+#[derive(Debug)]
+pub(crate) struct UpstreamCalled<'a> {
+    pub(crate) entry: &'a Entry,
+    pub(crate) call_id: &'a str,
+}
+
+impl UpstreamCalled<'_> {
+    /// Counts the call in flight and starts its upstream span; the returned record says what
+    /// trace context to send upstream and is ended by [`UpstreamAnswered`].
+    pub(crate) fn emit(self, call: &CallEvents<'_>) -> Upstream {
+        let (span, trace_context) = match &call.span {
+            Some(span) => {
+                span.call_id(self.call_id);
+                let (upstream, context) = span.upstream(self.entry);
+                (Some(upstream), Some(context))
+            }
+            None => (None, None),
+        };
+        Upstream {
+            in_flight: call.tool.as_deref().map(ToolMetrics::upstream),
+            span,
+            trace_context,
+        }
+    }
+}
+
+/// The upstream part of a call in progress.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    in_flight: Option<InFlight>,
+    span: Option<UpstreamSpan>,
+    trace_context: Option<TraceContext>,
+}
+
+impl Upstream {
+    /// The trace context to send upstream (the upstream span as the parent of the upstream's
+    /// own), when traces are on; taken once.
+    pub(crate) fn trace_context(&mut self) -> Option<TraceContext> {
+        self.trace_context.take()
+    }
+}
+
+/// The upstream answered (`error: None`) or failed.
+#[derive(Debug)]
+pub(crate) struct UpstreamAnswered<'a> {
+    pub(crate) error: Option<&'a AdapterError>,
+}
+
+impl UpstreamAnswered<'_> {
+    pub(crate) fn emit(self, upstream: Upstream) {
+        drop(upstream.in_flight);
+        if let Some(span) = upstream.span {
+            span.finish(self.error);
+        }
+    }
+}
+
+/// The call reached its tool: a value, or a tool error (`failed`) with its cause chain when it
+/// was not a replay.
+#[derive(Debug)]
+pub(crate) struct CallFinished<'a> {
+    /// The tool as the caller named it.
+    pub(crate) requested: &'a str,
+    pub(crate) failed: bool,
+    pub(crate) cause: Option<&'a str>,
+}
+
+impl CallFinished<'_> {
+    pub(crate) fn emit(self, call: CallEvents<'_>) {
+        let outcome = if self.failed {
+            Outcome::ToolError
+        } else {
+            Outcome::Success
+        };
+        let elapsed = call.started.elapsed();
+        if let Some(tool) = &call.tool {
+            tool.finished(outcome, elapsed);
+        }
+        if let Some(span) = call.span {
+            span.finish(outcome);
+        }
+        if call.edge == Edge::Mcp {
+            let ms = elapsed.as_secs_f64() * 1000.0;
+            let tool = echo(self.requested);
+            if self.failed {
+                let cause = self.cause.unwrap_or_default();
+                tracing::info!(target: MCP_TARGET, %tool, ms, cause, "MCP call failed in the tool");
+            } else {
+                tracing::info!(target: MCP_TARGET, %tool, ms, "MCP call succeeded");
+            }
+        }
+    }
+}
+
+/// The call was refused before its tool answered: unknown tool, invalid input, a source that
+/// is down, a repeat that cannot be served.
+#[derive(Debug)]
+pub(crate) struct CallRefused<'a> {
+    /// The tool as the caller named it.
+    pub(crate) requested: &'a str,
+    pub(crate) refusal: &'a Refusal,
+}
+
+impl CallRefused<'_> {
+    pub(crate) fn emit(self, call: CallEvents<'_>) {
+        let status = self.refusal.status.as_u16();
+        let elapsed = call.started.elapsed();
+        if let Some(metrics) = call.metrics {
+            metrics.refused(call.tool.as_deref(), status, elapsed);
+        }
+        if let Some(span) = call.span {
+            span.finish(Outcome::Refused(status));
+        }
+        if call.edge == Edge::Mcp {
+            let ms = elapsed.as_secs_f64() * 1000.0;
+            let tool = echo(self.requested);
+            let detail = self.refusal.log.as_deref().unwrap_or_default();
+            tracing::info!(target: MCP_TARGET, %tool, ms, status, detail, "MCP call refused");
+        }
+    }
+}
+
+/// A call refused by server authentication, before it was read: counted with no source or tool.
+/// Its log line is the HTTP request line.
+#[derive(Debug)]
+pub(crate) struct CallUnauthenticated;
+
+impl CallUnauthenticated {
+    pub(crate) fn emit(self, telemetry: &Telemetry) {
+        if let Some(metrics) = &telemetry.metrics {
+            metrics.unauthorized();
+        }
+    }
+}
+
+/// An edge listed the tools (`GET /tools`, MCP `tools/list`).
+#[derive(Debug)]
+pub(crate) struct ToolsListed {
+    pub(crate) edge: Edge,
+}
+
+impl ToolsListed {
+    pub(crate) fn emit(self, telemetry: &Telemetry) {
+        if let Some(metrics) = &telemetry.metrics {
+            metrics.list(self.edge.label());
+        }
+    }
+}
+
+/// An MCP host called `search_tools`.
+#[derive(Debug)]
+pub(crate) struct ToolsSearched;
+
+impl ToolsSearched {
+    pub(crate) fn emit(self, telemetry: &Telemetry) {
+        if let Some(metrics) = &telemetry.metrics {
+            metrics.search();
+        }
+    }
+}
