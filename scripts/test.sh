@@ -39,10 +39,12 @@ phase() {
 scripts/install-test-deps.sh
 phase "installing"
 
-# The example servers are spawned by the tests as real child processes. The tests rebuild them
-# themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; building
-# everything here first keeps that a no-op.
+# The example servers are spawned by the tests as real child processes. Run alone, the tests
+# rebuild them themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; here
+# everything is built first and the tests are told so (OTC_BINARIES_BUILT), so they only look the
+# binaries up instead of building the bridge again with one package's features.
 cargo build --workspace --all-targets --locked
+export OTC_BINARIES_BUILT=1
 phase "building"
 cargo test --workspace --doc --locked
 phase "doc tests"
