@@ -26,7 +26,7 @@ use otc_bridge::config::sources::{Source, SourceFlag, SourceKind, make_names_uni
 use otc_bridge::lifecycle::start::start_sources;
 use otc_mappings::MappedTool;
 use otc_mappings::otc::{Dialect, ToolId};
-use otc_search::{Meaning, Model, Quantized, SearchIndex, Vectors, tool_text};
+use otc_search::{Meaning, Model, Quantized, SearchIndex, Vectors, tool_text, tool_text_with};
 use serde::Deserialize;
 
 /// Where calls would go; nothing is called (the sources are only listed), as in bench/catalog.py.
@@ -460,7 +460,7 @@ fn embed_catalog(model: &Model, tools: &[MappedTool]) -> anyhow::Result<Vectors>
         .map(
             |tool| match recipe.as_deref().and_then(|r| r.split_once(':')) {
                 Some((kind, chars)) => {
-                    research_text(tool, kind == "toolkit", chars.parse().unwrap_or(400))
+                    tool_text_with(tool, kind == "toolkit", chars.parse().unwrap_or(400))
                 }
                 None => tool_text(tool),
             },
@@ -769,38 +769,4 @@ fn evaluate(
         percentile(&latencies, 99.0).as_secs_f64() * 1e3,
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
-}
-
-/// A tool's text for `OTC_SEARCH_TEXT` (see `embed_catalog`).
-fn research_text(tool: &MappedTool, toolkit: bool, chars: usize) -> String {
-    let split = |identifier: &str| {
-        let mut out = String::new();
-        let mut previous: Option<char> = None;
-        for c in identifier.chars() {
-            if c == '_' || c == '-' || c == '.' {
-                out.push(' ');
-                previous = None;
-                continue;
-            }
-            if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
-            {
-                out.push(' ');
-            }
-            out.extend(c.to_lowercase());
-            previous = Some(c);
-        }
-        out
-    };
-    let id = &tool.definition.id;
-    let mut text = String::new();
-    if toolkit {
-        text.push_str(&split(&id.toolkit));
-        text.push_str(": ");
-    }
-    text.push_str(&split(&id.tool));
-    text.push_str(". ");
-    for c in tool.definition.description.trim().chars().take(chars) {
-        text.push(if c.is_whitespace() { ' ' } else { c });
-    }
-    text
 }

@@ -75,7 +75,7 @@ use std::collections::HashMap;
 pub use explain::{LexicalExplanation, TermWeight, ToolScore};
 pub use fusion::{Answer, Bars, Explanation, Found, Meaning};
 pub use model::{MAX_TOKENS, Model, ModelError};
-pub use semantic::{Quantized, Vectors, tool_text};
+pub use semantic::{Quantized, Vectors, tool_text, tool_text_with};
 
 use action::Actions;
 use tokenize::Tokenizer;

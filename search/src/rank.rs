@@ -84,32 +84,13 @@ impl SearchIndex {
         if asked.known.is_empty() {
             return (Vec::new(), asked.lexical);
         }
-        let tally = self.accumulate(&asked);
-        let mut hits: Vec<Hit> = tally
-            .touched
-            .iter()
-            .filter_map(|&doc| {
-                let d = doc as usize;
-                let matches = &tally.matches[d];
-                let relevance = self.admit(&asked, matches, d, &self.judge(&asked, matches, d))?;
-                Some(Hit {
-                    position: d,
-                    score: self.boost(&asked, d, relevance),
-                })
-            })
-            .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.position.cmp(&b.position))
-        });
-        hits.truncate(limit);
+        let hits = self.scored(&asked, limit, Gate::Admit);
         (hits, asked.lexical)
     }
 
     /// Every tool the request's words reach, best first, at most `limit`, before the relevance
     /// gate: their judged relevance, boosted as admitted tools are. For research on the gate
-    /// (`search_eval --features`); the search path does not call it.
+    /// (`search_eval` with `OTC_SEARCH_FEATURES`); the search path does not call it.
     #[doc(hidden)]
     pub fn ungated(&self, query: &str, limit: usize) -> (Vec<Hit>, bool) {
         if limit == 0 || self.toolkit_of.is_empty() {
@@ -119,17 +100,29 @@ impl SearchIndex {
         if asked.known.is_empty() {
             return (Vec::new(), asked.lexical.unknown_product);
         }
-        let tally = self.accumulate(&asked);
+        let hits = self.scored(&asked, limit, Gate::Open);
+        (hits, asked.lexical.unknown_product)
+    }
+
+    /// The tools `asked` reaches, scored, best first (ties by position), at most `limit`: only
+    /// those the relevance gate admits, or every one ([`SearchIndex::ungated`]).
+    fn scored(&self, asked: &Asked, limit: usize, gate: Gate) -> Vec<Hit> {
+        let tally = self.accumulate(asked);
         let mut hits: Vec<Hit> = tally
             .touched
             .iter()
-            .map(|&doc| {
+            .filter_map(|&doc| {
                 let d = doc as usize;
-                let judged = self.judge(&asked, &tally.matches[d], d);
-                Hit {
+                let matches = &tally.matches[d];
+                let judged = self.judge(asked, matches, d);
+                let relevance = match gate {
+                    Gate::Admit => self.admit(asked, matches, d, &judged)?,
+                    Gate::Open => judged.relevance,
+                };
+                Some(Hit {
                     position: d,
-                    score: self.boost(&asked, d, judged.relevance),
-                }
+                    score: self.boost(asked, d, relevance),
+                })
             })
             .collect();
         hits.sort_by(|a, b| {
@@ -138,7 +131,7 @@ impl SearchIndex {
                 .then(a.position.cmp(&b.position))
         });
         hits.truncate(limit);
-        (hits, asked.lexical.unknown_product)
+        hits
     }
 
     /// The number of the toolkit named `name` (in any case), if the index has it.
@@ -602,6 +595,15 @@ impl Matches {
         }
         self.score += known.idf * weight;
     }
+}
+
+/// Whether [`SearchIndex::scored`] applies the relevance gate.
+#[derive(Debug, Clone, Copy)]
+enum Gate {
+    /// Only tools the gate admits, their relevance lowered as it says (the search path).
+    Admit,
+    /// Every tool reached, at its judged relevance (research on the gate).
+    Open,
 }
 
 /// How one tool stands before the relevance gate (see [`SearchIndex::judge`]).

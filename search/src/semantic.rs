@@ -162,14 +162,23 @@ impl Vectors {
 /// dilute the meaning and cost time), e.g. `Github: pulls list reviews. List reviews for a pull
 /// request…`.
 pub fn tool_text(tool: &MappedTool) -> String {
+    tool_text_with(tool, true, TEXT_CHARS)
+}
+
+/// [`tool_text`] with or without the toolkit's name and with another description length: what
+/// `search_eval`'s `OTC_SEARCH_TEXT` compares (bench/search/README.md).
+#[doc(hidden)]
+pub fn tool_text_with(tool: &MappedTool, toolkit: bool, chars: usize) -> String {
     let id = &tool.definition.id;
-    let mut text = String::with_capacity(TEXT_CHARS + 64);
-    text.push_str(&words(&id.toolkit));
-    text.push_str(": ");
+    let mut text = String::with_capacity(chars + 64);
+    if toolkit {
+        text.push_str(&words(&id.toolkit));
+        text.push_str(": ");
+    }
     text.push_str(&words(&id.tool));
     text.push_str(". ");
     let description = tool.definition.description.trim();
-    for c in description.chars().take(TEXT_CHARS) {
+    for c in description.chars().take(chars) {
         text.push(if c.is_whitespace() { ' ' } else { c });
     }
     text
