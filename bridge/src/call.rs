@@ -389,6 +389,24 @@ mod tests {
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);
 
+    impl Captured {
+        /// Captures this thread's log lines until the guard drops.
+        fn start() -> (Self, tracing::subscriber::DefaultGuard) {
+            let captured = Self::default();
+            let writer = captured.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .finish();
+            (captured, tracing::subscriber::set_default(subscriber))
+        }
+
+        /// What was written so far.
+        fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
     impl std::io::Write for Captured {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
             self.0.lock().unwrap().extend_from_slice(buf);
@@ -400,13 +418,7 @@ mod tests {
     }
 
     async fn mcp_call(catalog: &Catalog, telemetry: &Telemetry, tool_id: &str) -> String {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let (captured, _guard) = Captured::start();
         let request = CallToolRequest {
             tool_id: tool_id.to_owned(),
             input: Some(json!({"message": "hi"})),
@@ -424,7 +436,7 @@ mod tests {
             },
         )
         .await;
-        String::from_utf8(captured.0.lock().unwrap().clone()).unwrap()
+        captured.text()
     }
 
     /// Issue 23, part 2.2: a call's log line and its metrics come from its one event, emitted
@@ -488,13 +500,7 @@ mod tests {
     #[tokio::test]
     async fn an_otc_call_adds_no_line_to_its_request_line() {
         let catalog = catalog();
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let (captured, _guard) = Captured::start();
         let request = CallToolRequest {
             tool_id: "Kit.Echo".to_owned(),
             ..Default::default()
@@ -511,7 +517,7 @@ mod tests {
         )
         .await;
         assert!(answer.is_ok());
-        let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let log = captured.text();
         assert_eq!(log, "");
     }
 }
