@@ -37,7 +37,7 @@ pub struct BuildContext {
     pub secret_env: std::collections::BTreeSet<String>,
     /// Where per-caller authorization challenges are kept and answered (the bridge's
     /// `/oauth/callback` and `/oauth/check/{id}`); a source with `per_caller: true` needs it.
-    pub challenges: Option<Arc<mcp::oauth::challenges::Challenges>>,
+    pub challenges: Option<Arc<mcp::Challenges>>,
     /// The HTTP clients OpenAPI sources call through: sources built with this context (and its
     /// clones) share them, one client per distinct set of client settings, instead of a client
     /// (and a root store) each.

@@ -28,7 +28,7 @@ use crate::telemetry::events::{
 
 /// A call request as an edge parsed it.
 #[derive(Debug, Default)]
-pub struct Call {
+pub(crate) struct Call {
     /// The request.
     pub request: CallToolRequest,
     /// Input errors the edge found while parsing, before the parse lost information (numbers
@@ -48,7 +48,7 @@ pub struct Call {
 
 /// A call that reached its tool (or was answered as if it had).
 #[derive(Debug)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// The response body: the value, or `success: false` with a `ToolError`.
     pub response: CallToolResponse,
     /// When the tool failed: the whole cause chain, for the log only.
@@ -57,7 +57,7 @@ pub struct Answer {
 
 /// Where repeats of a `call_id` are recognised, and by whom the call is made.
 #[derive(Debug, Clone, Copy)]
-pub struct Repeats<'a> {
+pub(crate) struct Repeats<'a> {
     /// The idempotency store.
     pub store: &'a Idempotency,
     /// The authenticated caller (the server's `auth::Caller`); empty when anonymous.
@@ -73,7 +73,7 @@ pub struct Repeats<'a> {
 ///
 /// This is the only place a call's telemetry is emitted ([`crate::telemetry::events`]): the
 /// edges render the outcome and say nothing about it.
-pub async fn call(
+pub(crate) async fn call(
     catalog: &Catalog,
     default_timeout: Duration,
     telemetry: &Telemetry,
@@ -118,7 +118,7 @@ pub async fn call(
 
 /// Counts a call that server authentication refused before it was read (the auth layer's
 /// share of [`call`]'s telemetry: a refused call is still a call, for the dashboards).
-pub fn unauthenticated(telemetry: &Telemetry) {
+pub(crate) fn unauthenticated(telemetry: &Telemetry) {
     CallUnauthenticated.emit(telemetry);
 }
 
@@ -315,7 +315,7 @@ impl Forward<'_, '_> {
 
 /// Resolves a requested tool id (with or without `@version`) as the standard says, or the
 /// refusal that names what is wrong with it. Every edge resolves through here.
-pub fn resolve<'c>(catalog: &'c Catalog, tool_id: &str) -> Result<&'c Arc<Entry>, ApiError> {
+pub(crate) fn resolve<'c>(catalog: &'c Catalog, tool_id: &str) -> Result<&'c Arc<Entry>, ApiError> {
     let id: ToolId = tool_id.parse()?;
     // The id without its `@…`: lookup takes a slice of the request and allocates nothing.
     let name = tool_id.split('@').next().unwrap_or_default();

@@ -3,17 +3,14 @@
 //! `--mcp-url`, `--mcp-sse`) that precedes them, so they are read from clap's argument indices.
 //!
 //! These types are the binary's: the library receives the flags as plain
-//! [`otc_bridge::config::Overrides`], so its API does not follow the command line's shape.
+//! [`otc_bridge::Overrides`], so its API does not follow the command line's shape.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, Parser, Subcommand};
 
-use otc_bridge::catalog::lock::OnChange;
-use otc_bridge::config::sources::{SourceFlag, SourceKind};
-use otc_bridge::config::{DialectName, Overrides};
-use otc_bridge::server::mcp::Expose;
+use otc_bridge::{DialectName, Expose, OnChange, Overrides, SourceFlag, SourceKind};
 
 /// Serve MCP servers and OpenAPI services as an Open Tool Calling (OTC) tool server.
 #[derive(Debug, Parser)]

@@ -4,27 +4,46 @@
 //!
 //! | module | what it is |
 //! |---|---|
-//! | [`server`] | the HTTP edge: the accept loop ([`server::listen`]), guard, auth, extractors, routes, and the MCP edge ([`server::mcp`]) |
-//! | [`call`] | one call, from a parsed request to its outcome; every edge calls through it |
-//! | [`idempotency`] | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
-//! | [`rescue`] | errors and refusals, and their wire shapes |
-//! | [`catalog`] | the tools served ([`catalog::registry`]), per-source policy, lockfile pins, validation, requirements |
-//! | [`telemetry`] | call events → log lines, metrics and traces |
-//! | [`config`] | the file, the flags and MCP hosts' files → one resolved [`config::Config`] |
-//! | [`lifecycle`] | starting sources and keeping the catalog fresh; reloading the configuration |
+//! | `server/` | the HTTP edge: the accept loop (`server/listen.rs`), guard, auth, extractors, routes, and the MCP edge (`server/mcp/`) |
+//! | `call.rs` | one call, from a parsed request to its outcome; every edge calls through it |
+//! | `idempotency/` | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
+//! | `rescue.rs` | errors and refusals, and their wire shapes |
+//! | `catalog/` | the tools served (`catalog/registry.rs`), per-source policy, lockfile pins, validation, requirements |
+//! | `telemetry/` | call events → log lines, metrics and traces |
+//! | `config/` | the file, the flags and MCP hosts' files → one resolved [`Config`] |
+//! | `lifecycle/` | starting sources and keeping the catalog fresh; reloading the configuration |
+//!
+//! The modules are private: this crate exists for the `otc-bridge` binary and the workspace's
+//! tests, benches and examples, and exports only the names they use (below), so a module can be
+//! reorganised without breaking a caller.
 //!
 //! Tool search is its own crate, `otc-search`. The command line, the commands and the built-in
 //! demo are the `otc-bridge` binary's own modules (`src/main.rs`), not part of this API.
 #![warn(missing_docs)]
 
-pub mod call;
-pub mod catalog;
-pub mod config;
-pub mod idempotency;
-pub mod lifecycle;
-pub mod rescue;
-pub mod server;
-pub mod telemetry;
+mod call;
+mod catalog;
+mod config;
+mod idempotency;
+mod lifecycle;
+mod rescue;
+mod server;
+mod telemetry;
 
-pub use catalog::registry::{Catalog, FailedSource, SharedCatalog, SourceTools};
+pub use catalog::lock::{Lockfile, OnChange};
+pub use catalog::registry::{Catalog, SharedCatalog, SourceTools};
+pub use catalog::semantic::{ModelLoadError, SearchConfig, Semantic};
+pub use config::host_import;
+pub use config::sources::{Source, SourceFlag, SourceKind, Upstream, make_names_unique};
+pub use config::{Config, DialectName, FileConfig, LimitsConfig, Overrides, public_url};
+pub use idempotency::Idempotency;
+pub use lifecycle::reload::{OffRuntime, READ_DEADLINE, Reloader};
+pub use lifecycle::start::{
+    Progress, SourceReport, load_catalog, shutdown_signal, spawn_refreshers, start_sources,
+};
+pub use rescue::tool_error;
+pub use server::listen::{ConnectionLimits, is_body_timeout, raise_fd_limit, serve};
+pub use server::mcp::{CatalogServer, Expose, McpSettings, serve_stdio};
 pub use server::{AppState, Authenticator, ServerSettings, app};
+pub use telemetry::metrics::Metrics;
+pub use telemetry::traces::Traces;

@@ -36,7 +36,7 @@ const MAX_ECHO_CHARS: usize = 128;
 /// A request that is refused before any tool is called.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// Server authentication failed (401).
     #[error("not authenticated: {0}")]
     Unauthorized(String),
@@ -159,7 +159,7 @@ pub enum ApiError {
 /// `ServerErrorResponse` or `ValidationErrorResponse` (`server::Reply::error`), the MCP edge as
 /// a tool result with `isError: true` (`server::mcp`). Neither looks at the error again.
 #[derive(Debug)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The HTTP status (400, 401, 403, 404, 415 or 422).
     pub status: StatusCode,
     /// For people and models: what went wrong and what to do. Safe to show: no configuration,
@@ -182,7 +182,7 @@ pub struct Refusal {
 /// The details of a [`Refusal`] beyond its words, which each edge renders its own way.
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub enum Extra {
+pub(crate) enum Extra {
     /// Nothing beyond the words.
     #[default]
     None,
@@ -410,7 +410,7 @@ impl From<ApiError> for Refusal {
 }
 
 /// Caller-supplied text as it may be echoed: at most [`MAX_ECHO_CHARS`] characters.
-pub fn echo(text: &str) -> String {
+pub(crate) fn echo(text: &str) -> String {
     match text.char_indices().nth(MAX_ECHO_CHARS) {
         None => text.to_owned(),
         Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
@@ -434,7 +434,7 @@ fn capitalise(s: &str) -> String {
 
 /// What became of a call the adapter could not complete.
 #[derive(Debug)]
-pub enum Rescued {
+pub(crate) enum Rescued {
     /// Nothing was sent upstream: the call is answered with this error (400).
     Refused(ApiError),
     /// The call failed in the tool: 200 with `success: false` and this error.
@@ -443,7 +443,7 @@ pub enum Rescued {
 
 /// Sorts an adapter failure into "refused before the call" or "failed in the tool"
 /// (DESIGN.md §3). `source_name` names the tool's source for the log.
-pub fn rescue(err: &AdapterError, tool: &ToolDefinition, source_name: &str) -> Rescued {
+pub(crate) fn rescue(err: &AdapterError, tool: &ToolDefinition, source_name: &str) -> Rescued {
     match err {
         AdapterError::Unavailable { reason, .. } => Rescued::Refused(ApiError::Unavailable {
             source_name: source_name.to_owned(),
@@ -482,7 +482,7 @@ pub fn rescue(err: &AdapterError, tool: &ToolDefinition, source_name: &str) -> R
 ///
 /// `developer_message` is the failure's own description, never its cause chain (which may
 /// quote library internals); the chain goes to the log. Failures before the call
-/// (`Unavailable`, `Setup`) never reach this table: [`rescue`] refuses them.
+/// (`Unavailable`, `Setup`) never reach this table: `rescue` refuses them.
 pub fn tool_error(err: &AdapterError, tool: &ToolDefinition) -> ToolError {
     let mut e = ToolError {
         developer_message: Some(err.to_string()),
@@ -583,7 +583,7 @@ fn credential_names(tool: &ToolDefinition) -> String {
 
 /// The error and all its sources, `: `-separated (as rmcp's ErrorChain and ripgrep's `{:#}`),
 /// for logs only. A source whose text its parent already quoted is not repeated.
-pub fn cause_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn cause_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {

@@ -22,8 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use otc_bridge::config::sources::{Source, SourceFlag, SourceKind, make_names_unique};
-use otc_bridge::lifecycle::start::start_sources;
+use otc_bridge::{Source, SourceFlag, SourceKind, make_names_unique, start_sources};
 use otc_mappings::MappedTool;
 use otc_mappings::otc::{Dialect, ToolId};
 use otc_search::{Meaning, Model, Quantized, SearchIndex, Vectors, tool_text, tool_text_with};

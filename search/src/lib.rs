@@ -5,9 +5,9 @@
 //!
 //! **Ranking.** BM25F over seven fields of each tool (toolkit, tool name, description, the
 //! literal segments of an HTTP path, parameter names, parameter descriptions, the output's
-//! property names; see [`document`]), with identifier splitting and English stemming
-//! ([`tokenize`]); a toolkit named in one word (`Petstore`) also holds the words it is made of
-//! ([`compound`]). Term frequencies are weighted per field and length-normalised per
+//! property names; see `document`), with identifier splitting and English stemming
+//! (`tokenize`); a toolkit named in one word (`Petstore`) also holds the words it is made of
+//! (`compound`). Term frequencies are weighted per field and length-normalised per
 //! field before BM25's saturation, so a word in a tool's name outweighs the same word repeated
 //! in a long description. The score is then scaled by the query's *coverage*: the share of its
 //! informative (IDF-weighted) words the tool matches, so a tool matching most of what was asked
@@ -15,10 +15,10 @@
 //!
 //! **Other words for the same thing.** A request's word also matches its synonyms in general
 //! API vocabulary ("remove" → "delete", "sign in" → "login", "allow list" → "whitelist"; see
-//! [`synonyms`]), as weaker evidence than the word itself. **What the tool does.** Siblings
+//! `synonyms`), as weaker evidence than the word itself. **What the tool does.** Siblings
 //! that share every noun (`ListJobs`, `GetJob`, `CreateJob`) are told apart by their action
 //! (from the HTTP method and path, or the verbs of an MCP tool's name) against what the request
-//! asks ("… by id", "every …", "remove …"; see [`action`]). A response format glued to the
+//! asks ("… by id", "every …", "remove …"; see `action`). A response format glued to the
 //! path (`/script_tags.json`, `/Accounts{mediaTypeExtension}`) is not what the tool acts on, an
 //! RPC-style `POST …/list` lists, and a question ("which … are allowed?") asks to read or list
 //! unless it names a change. A request that opens with a verb asks what that verb says; its
@@ -38,7 +38,7 @@
 //! catalog has never seen counts against every tool at half its IDF (it may only be phrased
 //! differently), unless it is a value (quoted, with digits, or a path, address or identifier);
 //! a capitalised word inside the sentence that the catalog has never seen (a product or service
-//! it does not serve: "a Shopify discount code") counts double its IDF. See [`query`].
+//! it does not serve: "a Shopify discount code") counts double its IDF. See `query`.
 //! Unrelated requests still match a few common words ("create", "list", "folder"); those
 //! carry little IDF, so neither bar is met.
 //!

@@ -7,7 +7,7 @@
 //! a question (`.`, `?`, `!`, `;`, a new line, a list item) and the words that add a request
 //! ("and also", "and then", "then", "also", "additionally", "as well as", "after that",
 //! "plus"). A split is kept only when both sides are requests of their own (at least
-//! [`MIN_PART_WORDS`] words), so "owner, repo and branch" or "Mr. Smith" stay whole.
+//! `MIN_PART_WORDS` words), so "owner, repo and branch" or "Mr. Smith" stay whole.
 
 /// The fewest words a part has; a shorter piece stays with its neighbour.
 const MIN_PART_WORDS: usize = 3;

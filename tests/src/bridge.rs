@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use otc_adapters::Adapter;
-use otc_bridge::server::listen::{ConnectionLimits, serve};
-use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
+use otc_bridge::{
+    AppState, Authenticator, ConnectionLimits, ServerSettings, SharedCatalog, app, serve,
+};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -29,14 +30,14 @@ impl TestBridge {
     }
 
     /// Starts a bridge like [`TestBridge::start`], served by the bridge's own accept loop
-    /// ([`otc_bridge::server::listen::serve`]) under `limits`.
+    /// ([`otc_bridge::serve`]) under `limits`.
     pub async fn start_with_limits(
         adapters: Vec<Arc<dyn Adapter>>,
         settings: ServerSettings,
         auth: Option<Authenticator>,
         limits: ConnectionLimits,
     ) -> Self {
-        let (catalog, reports) = otc_bridge::lifecycle::start::load_catalog(&adapters).await;
+        let (catalog, reports) = otc_bridge::load_catalog(&adapters).await;
         for report in &reports {
             assert!(
                 report.error.is_none(),

@@ -9,7 +9,7 @@
 //! fails the test instead of holding it.
 //!
 //! Whether a failure is worth retrying is not decided here: it is read from the bridge's retry
-//! table ([`otc_bridge::rescue::tool_error`]), so this checks that each failure is classified so
+//! table ([`otc_bridge::tool_error`]), so this checks that each failure is classified so
 //! that the table gives the answer the caller expects.
 
 use std::collections::BTreeSet;
@@ -388,13 +388,13 @@ fn unknown_tool(tool: &MappedTool) -> MappedTool {
 }
 
 /// Whether the bridge tells a caller to retry after `err`: the retry table, and for the two
-/// failures refused before anything is sent ([`otc_bridge::rescue::rescue`]), a source known to
+/// failures refused before anything is sent (the bridge's `rescue`), a source known to
 /// be down is worth retrying shortly and a configuration that cannot work is not.
 fn can_retry(err: &AdapterError, tool: &MappedTool) -> bool {
     match err {
         AdapterError::Unavailable { .. } => true,
         AdapterError::Setup { .. } => false,
-        _ => otc_bridge::rescue::tool_error(err, &tool.definition).can_retry,
+        _ => otc_bridge::tool_error(err, &tool.definition).can_retry,
     }
 }
 

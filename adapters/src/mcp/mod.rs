@@ -1,7 +1,7 @@
 //! The MCP adapter: any MCP server (stdio child, streamable HTTP, legacy HTTP+SSE) served as OTC
 //! tools, through rmcp's client role.
 //!
-//! - [`config`]: [`McpConfig`], what the bridge's config and CLI flags build.
+//! - `config.rs`: [`McpConfig`], what the bridge's config and CLI flags build.
 //! - `client`: one session (connect in the server's era, `list_changed` → catalog tick).
 //! - `child`: the stdio child (process group, stderr to the log, no orphans).
 //! - `supervisor`: restarts with backoff, hang detection, state for `/health`.
@@ -39,21 +39,26 @@ use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolC
 mod callers;
 mod child;
 mod client;
-pub mod config;
+mod config;
 mod convert;
 mod http;
 mod limits;
 mod lines;
 mod login;
-pub mod oauth;
+mod oauth;
 mod sse;
 mod stdio;
 mod supervisor;
 
-pub use config::{EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig, RestartConfig};
+pub use config::{
+    AuthConfig, EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig, OAuthGrant,
+    RestartConfig,
+};
 pub use limits::{MAX_MESSAGE_BYTES, TopLevel};
 pub use lines::{Frame, LineReader};
 pub use login::{LoginOutcome, login};
+pub use oauth::Visit;
+pub use oauth::challenges::Challenges;
 
 use client::{Handler, Session};
 use convert::Failure;

@@ -4,21 +4,21 @@
 //! Everything that does not depend on a call is done once in [`OpenApiAdapter::build`]: the
 //! document is loaded and mapped, each operation's base URL resolved (config `base_url` > the
 //! operation's absolute server URL > a relative server URL resolved against the document's URL),
-//! its path template split, its header names parsed ([`compile`]), the bridge's own credentials
-//! read from the environment, and the source's share of the HTTP stack taken ([`client`]: one
+//! its path template split, its header names parsed (`compile.rs`), the bridge's own credentials
+//! read from the environment, and the source's share of the HTTP stack taken (`client.rs`: one
 //! client per distinct set of client settings, shared by every source built with the same
 //! [`BuildContext`]). A call then fills in values
-//! ([`request`]), sends, and turns the answer or the failure into a value or an
-//! [`AdapterError`] ([`response`]).
+//! (`request.rs`), sends, and turns the answer or the failure into a value or an
+//! [`AdapterError`] (`response.rs`).
 //!
 //! What the upstream says back is scrubbed of credentials before it leaves the adapter
-//! ([`scrub`]): error bodies of every credential the request carried, values of the credentials
+//! (`scrub.rs`): error bodies of every credential the request carried, values of the credentials
 //! the bridge holds (a caller may see its own `context` credentials echoed back).
 //!
 //! Only the origin of an operation's base URL is ever contacted: values are percent-encoded so
 //! they cannot change the host, and redirects are followed only within that origin (so a
 //! redirect can never reach a host the checks below did not see). A document's `servers` that
-//! point at a link-local or cloud-metadata address ([`refused_host`]) are refused unless
+//! point at a link-local or cloud-metadata address (`refused_host`) are refused unless
 //! `allow_link_local_servers` is set: the operation is skipped with a diagnostic naming it and
 //! the URL, and when that leaves the source with no HTTP operation at all, the source fails (it
 //! would otherwise start serving nothing, silently). A relative server URL resolved against the

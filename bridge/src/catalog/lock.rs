@@ -56,7 +56,7 @@ impl fmt::Display for OnChange {
 /// One locked tool id.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LockedTool {
+pub(crate) struct LockedTool {
     /// The version the upstream's label gives the tool.
     pub upstream: ToolVersion,
     /// The upstream's own version label as written (`2023-07-01-preview`), when it has one.
@@ -73,7 +73,7 @@ pub struct LockedTool {
 
 impl LockedTool {
     /// The canonical definition as a value.
-    pub fn definition(&self) -> Value {
+    pub(crate) fn definition(&self) -> Value {
         // Written by this module from a value, or checked as JSON when the file was read.
         serde_json::from_str(self.definition.get()).unwrap_or(Value::Null)
     }
@@ -390,7 +390,7 @@ impl Drift {
 
 /// Applies `pins` to one listed tool: the tool to serve (its version set by the lock), or
 /// none, and the drift when it does not match its lock.
-pub fn pin(pins: &Pins, mut tool: MappedTool) -> (Option<MappedTool>, Option<Drift>) {
+pub(crate) fn pin(pins: &Pins, mut tool: MappedTool) -> (Option<MappedTool>, Option<Drift>) {
     let id = &tool.definition.id;
     let name = id.name();
     let upstream = tool.definition.version;

@@ -12,9 +12,9 @@
 //! Below the edges and the call pipeline; it imports adapters, mappings and the search index,
 //! never the server or the configuration.
 
-pub mod lock;
-pub mod policy;
-pub mod registry;
-pub mod requirements;
-pub mod semantic;
-pub mod validate;
+pub(crate) mod lock;
+pub(crate) mod policy;
+pub(crate) mod registry;
+pub(crate) mod requirements;
+pub(crate) mod semantic;
+pub(crate) mod validate;

@@ -292,7 +292,7 @@ impl Catalog {
     }
 
     /// The same catalog, also listing `failed` sources (served without them).
-    pub fn with_failed(mut self, failed: Vec<FailedSource>) -> Self {
+    pub(crate) fn with_failed(mut self, failed: Vec<FailedSource>) -> Self {
         self.failed = failed;
         self
     }
@@ -366,7 +366,7 @@ impl Catalog {
     }
 
     /// About how many bytes the `GET /tools` body takes (at least its schemas and descriptions).
-    pub fn list_size_estimate(&self) -> usize {
+    pub(crate) fn list_size_estimate(&self) -> usize {
         self.list_estimate
     }
 
@@ -425,7 +425,7 @@ impl Catalog {
 
     /// The search index over [`Catalog::latest`] (positions index that slice), built on first
     /// use: a few milliseconds per thousand tools.
-    pub fn search_index(&self) -> &SearchIndex {
+    pub(crate) fn search_index(&self) -> &SearchIndex {
         self.search
             .get_or_init(|| SearchIndex::build(self.latest.iter().map(|e| &*e.tool)))
     }
@@ -436,12 +436,12 @@ impl Catalog {
     }
 
     /// Sets the tools' vectors (once; later calls are ignored).
-    pub fn set_vectors(&self, vectors: Vectors) {
+    pub(crate) fn set_vectors(&self, vectors: Vectors) {
         let _ = self.vectors.set(vectors);
     }
 
     /// The highest version of the tool whose OTC `name` is `name`.
-    pub fn by_otc_name(&self, name: &str) -> Option<&Arc<Entry>> {
+    pub(crate) fn by_otc_name(&self, name: &str) -> Option<&Arc<Entry>> {
         self.by_otc_name
             .get_or_init(|| {
                 self.latest
@@ -478,7 +478,7 @@ impl Catalog {
     }
 
     /// A new catalog with one source's tools replaced (after its tool list changed).
-    pub fn with_source(&self, replacement: &SourceTools) -> Self {
+    pub(crate) fn with_source(&self, replacement: &SourceTools) -> Self {
         let sources = self
             .sources
             .iter()

@@ -11,7 +11,7 @@ use otc_adapters::Adapter;
 use crate::rescue::ApiError;
 
 /// `Ok` when `context` provides everything `requirements` names.
-pub fn check(
+pub(crate) fn check(
     tool: &str,
     requirements: Option<&ToolRequirements>,
     context: Option<&CallContext>,
@@ -64,7 +64,7 @@ pub fn check(
 
 /// Completes `refusal` with the challenges the tool's source can issue itself (a per-caller
 /// MCP source sends the caller to sign in), for the authorizations it lists without a URL.
-pub async fn challenge(refusal: ApiError, adapter: &dyn Adapter) -> ApiError {
+pub(crate) async fn challenge(refusal: ApiError, adapter: &dyn Adapter) -> ApiError {
     let ApiError::MissingRequirements {
         tool,
         mut missing,

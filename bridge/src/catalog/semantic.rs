@@ -136,7 +136,7 @@ impl Semantic {
     }
 
     /// A request part's vector (a few milliseconds of CPU).
-    pub fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+    pub(crate) fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
         self.model.embed(&[text]).ok().and_then(|mut v| v.pop())
     }
 

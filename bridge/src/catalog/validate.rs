@@ -23,7 +23,7 @@ pub struct InvalidSchema(Box<jsonschema::ValidationError<'static>>);
 
 /// Compiles an input schema (formats are not asserted: they are annotations in the drafts the
 /// standard names).
-pub fn compile(schema: &Schema) -> Result<jsonschema::Validator, InvalidSchema> {
+pub(crate) fn compile(schema: &Schema) -> Result<jsonschema::Validator, InvalidSchema> {
     jsonschema::options()
         .should_validate_formats(false)
         .build(&schema.to_value())
@@ -33,7 +33,7 @@ pub fn compile(schema: &Schema) -> Result<jsonschema::Validator, InvalidSchema> 
 /// Compiled validators by entry key, least recently used first out once their schemas pass
 /// [`CACHE_SCHEMA_BYTES`].
 #[derive(Debug)]
-pub struct Validators {
+pub(crate) struct Validators {
     cache: quick_cache::sync::Cache<u64, Compiled, BySchemaText>,
 }
 
@@ -61,7 +61,7 @@ impl Default for Validators {
 
 impl Validators {
     /// A cache that keeps validators compiled from at most `schema_bytes` of schema text.
-    pub fn with_capacity(schema_bytes: u64) -> Self {
+    pub(crate) fn with_capacity(schema_bytes: u64) -> Self {
         // quick_cache sizes its table from an item estimate: one per 2 KB of schema text.
         let items = usize::try_from(schema_bytes / 2048)
             .unwrap_or(usize::MAX)
@@ -73,7 +73,7 @@ impl Validators {
 
     /// The validator of the entry `key`, whose input schema is `schema`: from the cache, or
     /// compiled now. Two first calls at once may both compile; the result is the same.
-    pub fn get(
+    pub(crate) fn get(
         &self,
         key: u64,
         schema: &Schema,
@@ -91,16 +91,6 @@ impl Validators {
         );
         Ok(validator)
     }
-
-    /// How many validators are kept.
-    pub fn len(&self) -> usize {
-        self.cache.len()
-    }
-
-    /// Whether none is kept.
-    pub fn is_empty(&self) -> bool {
-        self.cache.is_empty()
-    }
 }
 
 /// At most this many errors are reported; the rest are summarised. An input can be made to
@@ -108,7 +98,7 @@ impl Validators {
 const MAX_ERRORS: usize = 20;
 
 /// Validates `input`; `Ok` when valid, else the `parameter_errors` map.
-pub fn check(
+pub(crate) fn check(
     validator: &jsonschema::Validator,
     input: &Value,
 ) -> Result<(), IndexMap<String, Value>> {

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use otc_adapters::mcp::McpConfig;
 use otc_adapters::openapi::OpenApiConfig;
-use otc_bridge::config::sources::{Source, Upstream};
-use otc_bridge::config::{DialectName, LimitsConfig};
+use otc_bridge::{DialectName, LimitsConfig, Source, Upstream};
 use otc_mappings::otc::Dialect;
 
 use super::serve::{AppOptions, dialect_name, run_server};
@@ -55,14 +54,12 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     );
     let dialect: Dialect = args.dialect.map_or(DialectName::Otc, Into::into).into();
     let mut settings = LimitsConfig::default().server_settings(dialect)?;
-    settings.telemetry.metrics = Some(std::sync::Arc::new(
-        otc_bridge::telemetry::metrics::Metrics::new(true),
-    ));
-    let idempotency = otc_bridge::idempotency::Idempotency::new(None, &Default::default()).await?;
+    settings.telemetry.metrics = Some(std::sync::Arc::new(otc_bridge::Metrics::new(true)));
+    let idempotency = otc_bridge::Idempotency::new(None, &Default::default()).await?;
     settings.idempotency = Some(std::sync::Arc::new(idempotency));
     let options = AppOptions {
         build: otc_adapters::BuildContext::default(),
-        connections: otc_bridge::server::listen::ConnectionLimits::default(),
+        connections: otc_bridge::ConnectionLimits::default(),
         settings,
         auth: None,
         allow_partial: false,

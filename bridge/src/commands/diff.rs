@@ -14,10 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use otc_bridge::catalog::lock::Lockfile;
-use otc_bridge::config::host_import;
-use otc_bridge::config::sources::{SourceFlag, SourceKind};
-use otc_bridge::config::{Config, FileConfig, Overrides};
+use otc_bridge::{Config, FileConfig, Lockfile, Overrides, SourceFlag, SourceKind, host_import};
 use otc_mappings::change::{self, Class};
 use otc_mappings::otc::{ToolDefinition, ToolVersion};
 use otc_mappings::{MappedTool, Target};

@@ -1,13 +1,13 @@
 //! `otc-bridge import FILE`: an MCP host's configuration (`mcpServers` of Claude Desktop, Claude
 //! Code, Cursor or Windsurf; VS Code's `servers`) printed as the native YAML it is read as, for
 //! those who want to grow it into a full configuration (issue 13). `--config FILE` reads the same
-//! file directly; both go through [`otc_bridge::config::host_import::read`], so they serve the same.
+//! file directly; both go through [`otc_bridge::host_import::read`], so they serve the same.
 #![allow(clippy::print_stdout)] // The YAML on stdout is this command's product.
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use otc_bridge::config::host_import;
+use otc_bridge::host_import;
 
 use crate::cli::ImportArgs;
 

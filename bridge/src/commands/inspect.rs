@@ -8,10 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::ArgMatches;
-use otc_bridge::Catalog;
-use otc_bridge::config::Config;
-use otc_bridge::config::sources::Source;
-use otc_bridge::lifecycle::start::{Progress, SourceReport, start_sources};
+use otc_bridge::{Catalog, Config, Progress, Source, SourceReport, start_sources};
 use otc_mappings::Severity;
 use otc_mappings::otc::{Dialect, ListToolsBody, ToolDefinition};
 

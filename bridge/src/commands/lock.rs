@@ -12,8 +12,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::ArgMatches;
-use otc_bridge::catalog::lock::{Lockfile, OnChange};
-use otc_bridge::config::{Config, FileConfig};
+use otc_bridge::{Config, FileConfig, Lockfile, OnChange};
 
 use super::inspect::{list_config, print_problems};
 use crate::cli::LockArgs;

@@ -14,9 +14,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::extract::{OriginalUri, State};
 use clap::ArgMatches;
-use otc_adapters::mcp::config::{AuthConfig, OAuthGrant};
-use otc_adapters::mcp::oauth::Visit;
-use otc_bridge::config::sources::Upstream;
+use otc_adapters::mcp::Visit;
+use otc_adapters::mcp::{AuthConfig, OAuthGrant};
+use otc_bridge::Upstream;
 use tokio::sync::{Mutex, mpsc};
 
 use crate::cli::InspectArgs;

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::ArgMatches;
-use otc_bridge::SharedCatalog;
-use otc_bridge::lifecycle::start::{Progress, shutdown_signal, spawn_refreshers, start_sources};
-use otc_bridge::server::mcp::{CatalogServer, McpSettings};
+use otc_bridge::{
+    CatalogServer, McpSettings, Progress, SharedCatalog, shutdown_signal, spawn_refreshers,
+    start_sources,
+};
 
 use super::serve::{refuse_half_started, stop_all};
 use crate::cli::McpArgs;
@@ -55,7 +56,7 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     settings.telemetry.traces = traces.clone();
     let server = CatalogServer::new(catalog, settings);
     let served = tokio::select! {
-        served = otc_bridge::server::mcp::serve_stdio(server) => served,
+        served = otc_bridge::serve_stdio(server) => served,
         () = shutdown_signal() => Ok(()),
     };
     stop_all(&adapters).await;

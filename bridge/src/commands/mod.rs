@@ -1,6 +1,6 @@
 //! The binary's commands, one file each: `serve` (the default), `tools` and `check`
 //! (`inspect`), `export`, `import`, `lock`, `diff`, `login`, `mcp` (stdio), and `demo`. Each resolves its configuration with
-//! [`otc_bridge::config::Config::resolve`] and prints for a person; the library does the work.
+//! [`otc_bridge::Config::resolve`] and prints for a person; the library does the work.
 
 pub(crate) mod demo;
 pub(crate) mod diff;
@@ -12,7 +12,7 @@ pub(crate) mod login;
 pub(crate) mod mcp;
 pub(crate) mod serve;
 
-use otc_bridge::config::{Config, FileConfig, Overrides};
+use otc_bridge::{Config, FileConfig, Overrides};
 
 /// `println!` for the status lines of a long-running command: a stdout nobody reads any more
 /// (`| head`, a supervisor that stopped reading) must not stop the bridge, so a failed write is
@@ -50,9 +50,8 @@ pub(crate) fn init_logging(filter: &str) {
 
 /// Traces as the standard `OTEL_*` environment variables configure them (off unless an OTLP
 /// endpoint is set); after logging is up, so a misconfiguration is seen.
-pub(crate) fn start_traces()
--> anyhow::Result<Option<std::sync::Arc<otc_bridge::telemetry::traces::Traces>>> {
-    let traces = otc_bridge::telemetry::traces::Traces::from_env()?;
+pub(crate) fn start_traces() -> anyhow::Result<Option<std::sync::Arc<otc_bridge::Traces>>> {
+    let traces = otc_bridge::Traces::from_env()?;
     if traces.is_some() {
         tracing::info!("Exporting traces over OTLP.");
     }
@@ -61,9 +60,7 @@ pub(crate) fn start_traces()
 
 /// Exports the spans still queued and stops the exporter (it blocks, so not on a runtime
 /// thread).
-pub(crate) async fn stop_traces(
-    traces: Option<std::sync::Arc<otc_bridge::telemetry::traces::Traces>>,
-) {
+pub(crate) async fn stop_traces(traces: Option<std::sync::Arc<otc_bridge::Traces>>) {
     if let Some(traces) = traces {
         let _ = tokio::task::spawn_blocking(move || traces.shutdown()).await;
     }
@@ -90,22 +87,16 @@ pub(crate) fn resolve(
 }
 
 /// The search model being read on a blocking thread while the sources start.
-pub(crate) type SearchLoading = tokio::task::JoinHandle<
-    Result<
-        Option<otc_bridge::catalog::semantic::Semantic>,
-        otc_bridge::catalog::semantic::ModelLoadError,
-    >,
->;
+pub(crate) type SearchLoading =
+    tokio::task::JoinHandle<Result<Option<otc_bridge::Semantic>, otc_bridge::ModelLoadError>>;
 
 /// Starts reading the search model `config` names, if any (about 90 MB: not on the runtime,
 /// and beside the sources starting, so readiness does not wait for it).
-pub(crate) fn load_search_model(
-    config: &otc_bridge::catalog::semantic::SearchConfig,
-) -> Option<SearchLoading> {
+pub(crate) fn load_search_model(config: &otc_bridge::SearchConfig) -> Option<SearchLoading> {
     config.model.as_ref()?;
     let config = config.clone();
     Some(tokio::task::spawn_blocking(move || {
-        otc_bridge::catalog::semantic::Semantic::load(&config)
+        otc_bridge::Semantic::load(&config)
     }))
 }
 
@@ -113,7 +104,7 @@ pub(crate) fn load_search_model(
 /// its path. Says which search mode the bridge serves.
 pub(crate) async fn search_model_loaded(
     loading: SearchLoading,
-) -> anyhow::Result<Option<std::sync::Arc<otc_bridge::catalog::semantic::Semantic>>> {
+) -> anyhow::Result<Option<std::sync::Arc<otc_bridge::Semantic>>> {
     let loaded = loading
         .await
         .map_err(|e| anyhow::anyhow!("loading the search model failed: {e}"))??;

@@ -8,15 +8,12 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::ArgMatches;
-use otc_adapters::mcp::oauth::challenges::Challenges;
+use otc_adapters::mcp::Challenges;
 use otc_adapters::{Adapter, BuildContext};
-use otc_bridge::config::sources::Source;
-use otc_bridge::lifecycle::reload::{OffRuntime, Reloader};
-use otc_bridge::lifecycle::start::{
-    Progress, SourceReport, shutdown_signal, spawn_refreshers, start_sources,
+use otc_bridge::{
+    AppState, Authenticator, ConnectionLimits, OffRuntime, Progress, Reloader, ServerSettings,
+    SharedCatalog, Source, SourceReport, app, shutdown_signal, spawn_refreshers, start_sources,
 };
-use otc_bridge::server::listen::ConnectionLimits;
-use otc_bridge::{AppState, Authenticator, ServerSettings, SharedCatalog, app};
 use otc_mappings::Severity;
 use otc_mappings::otc::Dialect;
 
@@ -44,7 +41,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     // After logging is up, so what building it warns about is seen.
     let auth = config.auth.build()?;
     // Idle sockets must not exhaust a low soft descriptor limit before the connection cap does.
-    otc_bridge::server::listen::raise_fd_limit();
+    otc_bridge::raise_fd_limit();
     // Bind before starting sources, so a busy port fails fast, before any child is spawned.
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -58,8 +55,7 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     let mut settings = config.settings.clone();
     // Before any source starts: an unreachable Redis is a start-up error, not a late surprise.
     let idempotency =
-        otc_bridge::idempotency::Idempotency::new(config.state.as_deref(), &config.idempotency)
-            .await?;
+        otc_bridge::Idempotency::new(config.state.as_deref(), &config.idempotency).await?;
     settings.idempotency = Some(Arc::new(idempotency));
     let traces = super::start_traces()?;
     settings.telemetry.traces = traces.clone();
@@ -121,7 +117,7 @@ enum Stopping {
 /// What a reload re-reads: the config file with the same flags.
 pub(crate) struct ReloadFrom {
     pub(crate) path: Option<std::path::PathBuf>,
-    pub(crate) overrides: otc_bridge::config::Overrides,
+    pub(crate) overrides: otc_bridge::Overrides,
     /// Also reload when the file changes.
     pub(crate) watch: bool,
     /// SIGHUP, listened for since start-up began (`None`: it cannot be).
@@ -217,10 +213,7 @@ pub(crate) async fn run_server(
         }
     }
     // Per-caller sign-ins come back to this listener: its address is known only now (port 0).
-    let challenges = Challenges::new(&otc_bridge::config::public_url(
-        options.public_url.as_deref(),
-        addr,
-    ));
+    let challenges = Challenges::new(&otc_bridge::public_url(options.public_url.as_deref(), addr));
     let build = BuildContext {
         challenges: Some(challenges.clone()),
         ..options.build.clone()
@@ -267,13 +260,8 @@ pub(crate) async fn run_server(
     let _ = std::io::stdout().flush();
     // Past the shutdown deadline, connections still open are dropped: a half-sent request
     // cannot hold the process (and its children) forever.
-    let served = otc_bridge::server::listen::serve(
-        listener,
-        app(state),
-        options.connections,
-        shutdown_signal(),
-    )
-    .await;
+    let served =
+        otc_bridge::serve(listener, app(state), options.connections, shutdown_signal()).await;
     match stopping {
         Stopping::Reloader(reloader, task) => {
             task.abort();
@@ -291,12 +279,12 @@ pub(crate) async fn run_server(
 
 /// Reloads on SIGHUP and, with `--watch`, when the config file changes; says what changed, or
 /// why nothing did. The file is read and resolved off the runtime, within
-/// [`otc_bridge::lifecycle::reload::READ_DEADLINE`], so serving never waits for it.
+/// [`otc_bridge::READ_DEADLINE`], so serving never waits for it.
 async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, mut from: ReloadFrom) {
     let Some(mut hangup) = from.hangup.take() else {
         return;
     };
-    let reads = OffRuntime::new(otc_bridge::lifecycle::reload::READ_DEADLINE);
+    let reads = OffRuntime::new(otc_bridge::READ_DEADLINE);
     let (changed, mut file_changes) = tokio::sync::mpsc::channel(1);
     let _watcher = match (&from.path, from.watch) {
         (Some(path), true) => match watch_file(path, changed) {

@@ -114,7 +114,7 @@ pub fn read(text: &str, origin: &Path) -> Result<Option<Imported>, ImportError> 
 }
 
 /// [`read`] with the environment given as a lookup (tests).
-pub fn read_with(
+pub(crate) fn read_with(
     text: &str,
     origin: &Path,
     env: &dyn Fn(&str) -> Option<String>,

@@ -11,9 +11,9 @@
 
 pub mod host_import;
 mod read;
-pub mod sources;
+pub(crate) mod sources;
 
-pub use read::{ConfigError, parse_yaml, read_config_file, required_env, write_yaml};
+pub(crate) use read::{ConfigError, parse_yaml, read_config_file, required_env};
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -28,17 +28,17 @@ use crate::catalog::lock::{Lockfile, OnChange};
 use crate::server::listen::ConnectionLimits;
 use crate::server::mcp::Expose;
 use crate::server::{Authenticator, ServerSettings};
-use otc_adapters::mcp::oauth::challenges::Challenges;
+use otc_adapters::mcp::Challenges;
 use sources::{Source, SourceFlag};
 
 /// The listen address when neither the file nor a flag gives one.
-pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+pub(crate) const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
     std::net::Ipv4Addr::LOCALHOST,
     8080,
 ));
 
 /// The log filter when neither the file nor a flag gives one.
-pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+pub(crate) const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 
 /// Everything the config file can say.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -196,7 +196,7 @@ pub struct Config {
     pub allow_partial: bool,
     /// Connection-level limits of the listener.
     pub connections: ConnectionLimits,
-    /// Server authentication, merged; [`AuthConfig::build`] reads its secrets.
+    /// Server authentication, merged; `AuthConfig::build` reads its secrets.
     pub auth: AuthConfig,
     /// The server's settings.
     pub settings: ServerSettings,

@@ -48,7 +48,7 @@ pub enum ConfigError {
 }
 
 /// Reads a configuration file, or a file it names (API keys), as text.
-pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
+pub(crate) fn read_config_file(path: &Path) -> Result<String, ConfigError> {
     otc_adapters::file::read_text(path, MAX_CONFIG_BYTES).map_err(|reason| ConfigError::Read {
         path: path.to_owned(),
         reason,
@@ -57,17 +57,17 @@ pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
 
 /// Parses YAML text, bounded ([`otc_mappings::text::parse_yaml`]); the message names the key
 /// path, line and column.
-pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextError> {
+pub(crate) fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextError> {
     otc_mappings::text::parse_yaml(text)
 }
 
 /// Writes YAML text (`otc-bridge import`); the other half of [`parse_yaml`].
-pub fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_yaml::Error> {
+pub(crate) fn write_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_yaml::Error> {
     serde_yaml::to_string(value)
 }
 
 /// Reads an environment variable that must be set and non-empty.
-pub fn required_env(name: &str, what: &str) -> Result<String, ConfigError> {
+pub(crate) fn required_env(name: &str, what: &str) -> Result<String, ConfigError> {
     match std::env::var(name) {
         Ok(v) if !v.trim().is_empty() => Ok(v),
         _ => Err(ConfigError::Invalid(format!(

@@ -208,9 +208,7 @@ impl Source {
                 config.toolkit.clone_from(&flag.toolkit);
                 config.version.clone_from(&flag.version);
                 if flag.oauth {
-                    config.auth = Some(otc_adapters::mcp::config::AuthConfig::Oauth(
-                        Default::default(),
-                    ));
+                    config.auth = Some(otc_adapters::mcp::AuthConfig::Oauth(Default::default()));
                 }
                 Upstream::Mcp(config)
             }
@@ -363,7 +361,7 @@ pub fn make_names_unique(sources: &mut [Source]) {
 
 /// The sources of the config file's `sources:` entries followed by those of the flags, each
 /// with its policy compiled, names made unique.
-pub fn collect(entries: &[Value], flags: &[SourceFlag]) -> Result<Vec<Source>, ConfigError> {
+pub(crate) fn collect(entries: &[Value], flags: &[SourceFlag]) -> Result<Vec<Source>, ConfigError> {
     let mut all = from_file(entries)?;
     all.extend(flags.iter().map(Source::from_flag));
     make_names_unique(&mut all);
@@ -371,7 +369,7 @@ pub fn collect(entries: &[Value], flags: &[SourceFlag]) -> Result<Vec<Source>, C
 }
 
 /// Parses the config file's `sources:` entries.
-pub fn from_file(entries: &[Value]) -> Result<Vec<Source>, ConfigError> {
+pub(crate) fn from_file(entries: &[Value]) -> Result<Vec<Source>, ConfigError> {
     entries
         .iter()
         .enumerate()

@@ -102,7 +102,7 @@ enum Store {
 
 type Key = [u8; 32];
 /// What makes two calls with one `call_id` the same call (see [`fingerprint`]).
-pub type Fingerprint = [u8; 32];
+pub(crate) type Fingerprint = [u8; 32];
 
 impl Idempotency {
     /// The store `state` names: `memory` (or nothing) or `redis://…`.
@@ -132,7 +132,7 @@ impl Idempotency {
     /// new call is [`Repeat::Run`]: run it and [`Pending::finish`] with its answer. When the
     /// store cannot be reached, `on_store_error` decides: run without the check (logged), or
     /// [`StoreUnavailable`].
-    pub async fn check(
+    pub(crate) async fn check(
         &self,
         caller: &str,
         call_id: &str,
@@ -160,7 +160,7 @@ impl Idempotency {
 
 /// What [`Idempotency::check`] found.
 #[derive(Debug)]
-pub enum Repeat {
+pub(crate) enum Repeat {
     /// A new call: run it, then finish.
     Run(Pending),
     /// A repeat of a call answered before (or that finished while this one waited).
@@ -172,13 +172,13 @@ pub enum Repeat {
 /// A call claimed for its `call_id`: the right, and the duty, to store its answer. Dropped
 /// without [`Pending::finish`], the claim is released and a repeat runs.
 #[derive(Debug)]
-pub struct Pending(Option<Ticket>);
+pub(crate) struct Pending(Option<Ticket>);
 
 impl Pending {
     /// Stores `response` for repeats (`None`: the call was refused; release the claim). A
     /// failure the caller is told to retry (`can_retry`) is not kept either: the retry it
     /// invites, with the same `call_id` as idempotency keys are meant to be used, must run.
-    pub async fn finish(self, response: Option<&CallToolResponse>) {
+    pub(crate) async fn finish(self, response: Option<&CallToolResponse>) {
         let response = response.filter(|response| !invites_retry(response));
         let finished = match self.0 {
             None => Ok(()),
@@ -202,7 +202,7 @@ fn invites_retry(response: &CallToolResponse) -> bool {
 /// The shared store cannot be reached, and `on_store_error` is `refuse`.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct StoreUnavailable(pub StoreError);
+pub(crate) struct StoreUnavailable(pub StoreError);
 
 /// Why the idempotency store cannot be set up or used. A Redis URL may carry a password, so
 /// none is kept: only its host is named. A Redis error is in its variant's message, so it is
@@ -244,7 +244,7 @@ fn key(caller: &str, call_id: &str) -> Key {
 /// canonical form (object keys sorted), hashed: a repeat must be the same call by the same
 /// credentials, so another token, secret or user id with a `call_id` already used is a
 /// reuse, never the first caller's answer.
-pub fn fingerprint(
+pub(crate) fn fingerprint(
     tool_id: &str,
     input: &Map<String, Value>,
     context: Option<&CallContext>,

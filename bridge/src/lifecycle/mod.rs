@@ -3,5 +3,5 @@
 //! changed configuration file (SIGHUP, `--watch`) as a difference, leaving unchanged sources
 //! untouched.
 
-pub mod reload;
-pub mod start;
+pub(crate) mod reload;
+pub(crate) mod start;

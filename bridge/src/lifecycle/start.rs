@@ -215,7 +215,7 @@ pub fn spawn_refreshers(catalog: &SharedCatalog) {
 
 /// Re-lists `source` whenever its upstream says its tools changed, and swaps in a catalog with
 /// the new list (`None`: its list never changes). Ends when the source is dropped or aborted.
-pub fn spawn_refresher(
+pub(crate) fn spawn_refresher(
     catalog: &SharedCatalog,
     source: &SourceTools,
 ) -> Option<tokio::task::JoinHandle<()>> {

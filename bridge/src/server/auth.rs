@@ -23,7 +23,7 @@ use crate::rescue::ApiError;
 const MIN_HS256_SECRET_BYTES: usize = 32;
 
 /// The API-key headers of the three dialects (RFC, OTC docs, OXP docs).
-pub const API_KEY_HEADERS: [&str; 3] = ["x-api-key", "otc-api-key", "oxp-api-key"];
+pub(crate) const API_KEY_HEADERS: [&str; 3] = ["x-api-key", "otc-api-key", "oxp-api-key"];
 
 /// How callers authenticate.
 pub struct Authenticator {
@@ -185,7 +185,11 @@ fn refuse_critical(token: &str) -> Result<(), AuthError> {
 }
 
 /// Middleware: rejects unauthenticated requests with 401 and a `ServerErrorResponse`.
-pub async fn require(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn require(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let checked = state.auth().map(|auth| auth.check(request.headers()));
     if let Some(Err(reason)) = checked {
         // A refused call is still a call, for the dashboards.

@@ -21,7 +21,7 @@ use crate::telemetry::events::Edge;
 
 /// A request refused by the edge, with the dialect to answer in.
 #[derive(Debug)]
-pub struct Rejection {
+pub(crate) struct Rejection {
     /// How to answer.
     pub reply: Reply,
     /// Why.
@@ -36,7 +36,7 @@ impl IntoResponse for Rejection {
 
 /// A parsed `POST /tools/call` body and the dialect to answer in.
 #[derive(Debug)]
-pub struct CallEnvelope {
+pub(crate) struct CallEnvelope {
     /// How to answer.
     pub reply: Reply,
     /// The call.
@@ -45,7 +45,7 @@ pub struct CallEnvelope {
 
 /// The dialect of a `GET /tools`.
 #[derive(Debug)]
-pub struct ListEnvelope {
+pub(crate) struct ListEnvelope {
     /// How to answer.
     pub reply: Reply,
 }

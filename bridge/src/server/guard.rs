@@ -97,7 +97,7 @@ impl Guard {
 /// Why the [`Guard`] refuses a request; the words are the 403's, so they say what to pass.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum GuardError {
+pub(crate) enum GuardError {
     /// The bridge listens on loopback and `Host` names another server (DNS rebinding).
     #[error(
         "the Host header does not name this server (it listens on loopback port {port}); pass --allow-host NAME to accept another name"

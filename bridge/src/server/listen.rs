@@ -47,10 +47,10 @@ use tower::ServiceExt;
 
 /// How many connections beyond the cap may be answering `503` at once; beyond that, a new
 /// connection is closed without an answer. Refusing politely must not itself be unbounded.
-pub const OVERFLOW_ANSWERS: usize = 64;
+pub(crate) const OVERFLOW_ANSWERS: usize = 64;
 
 /// How long a refused connection may take to send its request head and receive the `503`.
-pub const REFUSAL_DEADLINE: Duration = Duration::from_secs(2);
+pub(crate) const REFUSAL_DEADLINE: Duration = Duration::from_secs(2);
 
 /// How long the accept loop pauses after an accept error that is not about one connection
 /// (`EMFILE`, `ENFILE`, `ENOBUFS`): long enough not to spin, short enough to recover quickly
@@ -78,7 +78,7 @@ pub struct ConnectionLimits {
     pub idle_timeout: Duration,
     /// Open connections beyond which new ones are refused. Default (`None`): derived from the
     /// process's descriptor limit, which upstream connections, MCP children and files share —
-    /// three quarters of it, at most 1024 (see [`default_max_connections`]).
+    /// three quarters of it, at most 1024 (see `default_max_connections`).
     pub max_connections: Option<usize>,
     /// After the shutdown signal, in-flight requests get this long to finish; then the remaining
     /// connections are dropped. Default 10 s.
@@ -432,9 +432,9 @@ impl AsyncWrite for Tracked {
 /// `axum::Error` whose source chain holds this type: recognise it with [`is_body_timeout`].
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive within {0:?}")]
-pub struct BodyTimeout(Duration);
+pub(crate) struct BodyTimeout(Duration);
 
-/// Whether `error` (from reading a request body) is a [`BodyTimeout`].
+/// Whether `error` (from reading a request body) is the body timeout.
 pub fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);
     while let Some(error) = current {

@@ -27,19 +27,19 @@ use otc_mappings::otc::Dialect;
 
 use crate::catalog::registry::SharedCatalog;
 
-pub mod auth;
+pub(crate) mod auth;
 mod extract;
-pub mod guard;
-pub mod listen;
+pub(crate) mod guard;
+pub(crate) mod listen;
 mod log;
-pub mod mcp;
+pub(crate) mod mcp;
 mod numbers;
 mod reply;
 mod routes;
 
 pub use auth::Authenticator;
-pub use extract::{CallEnvelope, ListEnvelope, Rejection};
-pub use reply::Reply;
+pub(crate) use extract::{CallEnvelope, ListEnvelope};
+pub(crate) use reply::Reply;
 
 /// Server settings that do not change while serving.
 #[derive(Debug, Clone)]
@@ -64,7 +64,7 @@ pub struct ServerSettings {
     pub mcp_expose: crate::server::mcp::Expose,
     /// The per-caller authorization challenges the bridge issued, which `/oauth/callback`
     /// completes and `/oauth/check/{id}` reports.
-    pub challenges: Option<Arc<otc_adapters::mcp::oauth::challenges::Challenges>>,
+    pub challenges: Option<Arc<otc_adapters::mcp::Challenges>>,
     /// Where calls, lists and searches are counted (what `GET /metrics` reports) and traced;
     /// each part `None` when off.
     pub telemetry: crate::telemetry::Telemetry,

@@ -16,7 +16,7 @@ use crate::rescue::{Extra, Refusal};
 
 /// The dialect of one exchange and the `$schema` to answer with.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// The dialect detected for the request.
     pub dialect: Dialect,
     /// The `$schema` to send in wrapped dialects: the client's own value when it sent one in a
@@ -26,7 +26,7 @@ pub struct Reply {
 
 impl Reply {
     /// A reply in `dialect` with its canonical `$schema`.
-    pub fn new(dialect: Dialect) -> Self {
+    pub(crate) fn new(dialect: Dialect) -> Self {
         Self {
             dialect,
             schema: dialect.schema().map(str::to_owned),
@@ -34,7 +34,7 @@ impl Reply {
     }
 
     /// A reply that echoes the client's `$schema`, where the shape we answer with is the one it named.
-    pub fn echoing(dialect: Dialect, client_schema: Option<&str>) -> Self {
+    pub(crate) fn echoing(dialect: Dialect, client_schema: Option<&str>) -> Self {
         match (dialect, client_schema) {
             (Dialect::Otc | Dialect::OxpMain, Some(schema)) => Self {
                 dialect,
@@ -45,7 +45,7 @@ impl Reply {
     }
 
     /// 200 with a call's answer (a value, or a tool error with its cause noted for the log).
-    pub fn answer(&self, answer: Answer) -> Response {
+    pub(crate) fn answer(&self, answer: Answer) -> Response {
         let result = &answer.response;
         let mut response = match (&self.schema, self.dialect.is_wrapped()) {
             (Some(schema), true) => self.json(
@@ -67,7 +67,7 @@ impl Reply {
     }
 
     /// A reply outside any dialect (an unknown path): no `$schema`, no `OXP-Version`.
-    pub fn bare() -> Self {
+    pub(crate) fn bare() -> Self {
         Self {
             dialect: Dialect::Otc,
             schema: None,
@@ -77,7 +77,7 @@ impl Reply {
     /// A refusal in this dialect: its status, headers and words as a `ServerErrorResponse`,
     /// or a `ValidationErrorResponse` for invalid input; what the client is not told is noted
     /// for the log.
-    pub fn error(&self, refusal: impl Into<Refusal>) -> Response {
+    pub(crate) fn error(&self, refusal: impl Into<Refusal>) -> Response {
         let Refusal {
             status,
             message,
@@ -127,7 +127,7 @@ impl Reply {
     }
 
     /// A body already serialised, or streamed (the tool list).
-    pub fn body(&self, status: StatusCode, body: impl Into<Body>) -> Response {
+    pub(crate) fn body(&self, status: StatusCode, body: impl Into<Body>) -> Response {
         let mut response = Response::new(body.into());
         *response.status_mut() = status;
         self.headers(&mut response);
@@ -135,7 +135,7 @@ impl Reply {
     }
 
     /// Any JSON body.
-    pub fn json<T: Serialize + ?Sized>(&self, status: StatusCode, body: &T) -> Response {
+    pub(crate) fn json<T: Serialize + ?Sized>(&self, status: StatusCode, body: &T) -> Response {
         match serde_json::to_vec(body) {
             Ok(bytes) => self.body(status, bytes),
             Err(err) => {

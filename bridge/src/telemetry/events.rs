@@ -43,7 +43,7 @@ const MCP_TARGET: &str = "otc_bridge::server::mcp::meta";
 
 /// Which edge a call or a list came in by.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Edge {
+pub(crate) enum Edge {
     /// The OTC HTTP routes (`POST /tools/call`, `GET /tools`).
     #[default]
     Otc,

@@ -40,7 +40,7 @@ const BUCKETS: &[f64] = &[
 
 /// How a call ended, as counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// A value.
     Success,
     /// The tool ran and failed (`success: false`).
@@ -121,7 +121,7 @@ impl ToolMetrics {
 
 /// A call's upstream part, counted in flight until dropped.
 #[derive(Debug)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     in_flight: prometheus::IntGauge,
     seconds: prometheus::Histogram,
     started: std::time::Instant,
@@ -322,7 +322,7 @@ impl Metrics {
 }
 
 /// The content type of [`Metrics::render`].
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 #[cfg(test)]
 mod tests {

@@ -11,9 +11,9 @@
 //! What this module may import: the catalog (an event names its tool) and `rescue` (a refusal
 //! is what an event reports); never an edge.
 
-pub mod events;
-pub mod metrics;
-pub mod traces;
+pub(crate) mod events;
+pub(crate) mod metrics;
+pub(crate) mod traces;
 
 use std::sync::Arc;
 

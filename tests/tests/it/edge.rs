@@ -20,7 +20,7 @@ use tower::ServiceExt as _;
 const LISTEN: &str = "127.0.0.1:8080";
 
 async fn state_with(adapters: Vec<Arc<dyn Adapter>>, settings: ServerSettings) -> AppState {
-    let (catalog, _) = otc_bridge::lifecycle::start::load_catalog(&adapters).await;
+    let (catalog, _) = otc_bridge::load_catalog(&adapters).await;
     AppState::new(SharedCatalog::new(catalog), settings, None)
 }
 
@@ -200,8 +200,7 @@ async fn issue_8_health_and_400s_do_not_disclose_reasons_to_anonymous_callers() 
 
     // A caller that authenticates is trusted with the reason.
     let auth = Authenticator::new(None, &[], vec!["k".repeat(40)]);
-    let (catalog, _) =
-        otc_bridge::lifecycle::start::load_catalog(&[Arc::new(fake) as Arc<dyn Adapter>]).await;
+    let (catalog, _) = otc_bridge::load_catalog(&[Arc::new(fake) as Arc<dyn Adapter>]).await;
     let state = AppState::new(SharedCatalog::new(catalog), loopback_settings(), Some(auth));
     let health = |key: &str| {
         Request::get("/health")
@@ -400,9 +399,9 @@ async fn issue_8_concurrent_refreshes_keep_every_sources_tools() {
         .iter()
         .map(|s| Arc::clone(s) as Arc<dyn Adapter>)
         .collect();
-    let (catalog, _) = otc_bridge::lifecycle::start::load_catalog(&adapters).await;
+    let (catalog, _) = otc_bridge::load_catalog(&adapters).await;
     let catalog = SharedCatalog::new(catalog);
-    otc_bridge::lifecycle::start::spawn_refreshers(&catalog);
+    otc_bridge::spawn_refreshers(&catalog);
     const ROUNDS: u64 = 30;
     for _ in 1..ROUNDS {
         for source in &sources {

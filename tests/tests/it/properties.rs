@@ -37,7 +37,7 @@ fn state() -> AppState {
         .build()
         .unwrap();
     let adapters: Vec<Arc<dyn otc_adapters::Adapter>> = vec![Arc::new(fixture_adapter())];
-    let (catalog, _) = runtime.block_on(otc_bridge::lifecycle::start::load_catalog(&adapters));
+    let (catalog, _) = runtime.block_on(otc_bridge::load_catalog(&adapters));
     AppState::new(SharedCatalog::new(catalog), ServerSettings::default(), None)
 }
 
@@ -339,9 +339,9 @@ fn read_as_every_file(bytes: &[u8]) -> Result<(), TestCaseError> {
                     return Err(format!("{depth} levels deep"));
                 }
             }
-            let _ = otc_bridge::config::FileConfig::load(&reading);
-            let _ = otc_bridge::catalog::lock::Lockfile::load(&reading);
-            let _ = otc_bridge::config::host_import::read(&text, &reading);
+            let _ = otc_bridge::FileConfig::load(&reading);
+            let _ = otc_bridge::Lockfile::load(&reading);
+            let _ = otc_bridge::host_import::read(&text, &reading);
             Ok(())
         })();
         let _ = done.send(checked);

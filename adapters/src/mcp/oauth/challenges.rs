@@ -29,10 +29,10 @@ use super::super::config::{OAuthConfig, OAuthGrant};
 use crate::AdapterError;
 
 /// Challenges in flight at once, across every source; beyond it the oldest is forgotten.
-pub const MAX_PENDING: usize = 1024;
+pub(crate) const MAX_PENDING: usize = 1024;
 
 /// How long a challenge waits for its user, and a completed one for its caller.
-pub const CHALLENGE_TTL: Duration = Duration::from_secs(600);
+pub(crate) const CHALLENGE_TTL: Duration = Duration::from_secs(600);
 
 /// The challenges of one bridge, and the URLs they come back to.
 pub struct Challenges {

@@ -17,7 +17,7 @@
 //! Tokens, codes and secrets are never logged and never put in an error: rmcp redacts them in
 //! `Debug`, and our messages name only URLs and scopes.
 
-pub mod challenges;
+pub(super) mod challenges;
 pub(crate) mod store;
 
 use std::sync::Arc;

@@ -30,30 +30,30 @@ use crate::telemetry::events::Edge;
 use otc_search::MAX_QUERY_CHARS;
 
 /// `search_tools`.
-pub const SEARCH: &str = "search_tools";
+pub(crate) const SEARCH: &str = "search_tools";
 /// `read_tool`.
-pub const READ: &str = "read_tool";
+pub(crate) const READ: &str = "read_tool";
 /// `call_tool`.
-pub const CALL: &str = "call_tool";
+pub(crate) const CALL: &str = "call_tool";
 
 /// `limit` when none is given.
-pub const DEFAULT_LIMIT: usize = 10;
+pub(crate) const DEFAULT_LIMIT: usize = 10;
 /// The largest `limit`; larger ones are served as this.
-pub const MAX_LIMIT: usize = 50;
+pub(crate) const MAX_LIMIT: usize = 50;
 /// How many matches `total` counts at most.
 const MAX_TOTAL: usize = 1000;
 /// The longest summary, in characters.
 const SUMMARY_CHARS: usize = 200;
 
 /// What the server tells hosts about itself (`instructions`).
-pub const INSTRUCTIONS: &str = "This server gives access to a catalog of tools (REST APIs and MCP servers) through three tools. \
+pub(crate) const INSTRUCTIONS: &str = "This server gives access to a catalog of tools (REST APIs and MCP servers) through three tools. \
 Use search_tools with a few words describing the task to find candidate tools, read_tool to see one tool's input schema and \
 description, then call_tool with its path and arguments. Paths look like Toolkit.Tool or Toolkit.Tool@1.2.0. Tools marked \
 destructive may change or delete data.";
 
 /// The meta-tools as listed; each input schema is derived from the arguments type that parses
 /// it, so the two cannot drift apart.
-pub fn tools() -> Vec<Tool> {
+pub(crate) fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             SEARCH,
@@ -89,7 +89,7 @@ fn schema_for_input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
 /// A catalog tool as listed in `all` mode: its OTC name, description and input schema, and
 /// annotations from whether it is destructive. No `outputSchema`: an upstream's answer is
 /// passed on as it comes, and a host that validates structured results must not reject it.
-pub fn listed(entry: &Entry) -> Tool {
+pub(crate) fn listed(entry: &Entry) -> Tool {
     let def = entry.definition();
     let input = match serde_json::from_str(def.input_schema.as_str()) {
         Ok(Value::Object(map)) => map,
@@ -180,7 +180,11 @@ fn invalid(why: &InvalidArguments) -> CallToolResult {
 }
 
 /// `search_tools`.
-pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) -> CallToolResult {
+pub(crate) fn search(
+    catalog: &Catalog,
+    settings: &McpSettings,
+    arguments: JsonObject,
+) -> CallToolResult {
     let args: SearchArgs = match parse(SEARCH, arguments) {
         Ok(args) => args,
         Err(why) => return invalid(&why),
@@ -263,7 +267,7 @@ pub fn search(catalog: &Catalog, settings: &McpSettings, arguments: JsonObject) 
 }
 
 /// `read_tool`.
-pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
+pub(crate) fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
     let args: ReadArgs = match parse(READ, arguments) {
         Ok(args) => args,
         Err(why) => return invalid(&why),
@@ -296,7 +300,7 @@ pub fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
 }
 
 /// `call_tool`.
-pub async fn call(
+pub(crate) async fn call(
     catalog: &Catalog,
     settings: &McpSettings,
     headers: Option<&HeaderMap>,
@@ -320,7 +324,7 @@ pub async fn call(
 
 /// Calls the tool at `path` through [`call::call`], the code path of `POST /tools/call`, with
 /// the context the source's `context_headers` find in `headers`.
-pub async fn call_path(
+pub(crate) async fn call_path(
     catalog: &Catalog,
     settings: &McpSettings,
     headers: Option<&HeaderMap>,
@@ -369,7 +373,7 @@ pub async fn call_path(
 }
 
 /// A tool name that is neither a meta-tool nor (in `all` mode) a catalog tool.
-pub fn not_found(catalog: &Catalog, name: &str) -> CallToolResult {
+pub(crate) fn not_found(catalog: &Catalog, name: &str) -> CallToolResult {
     let refusal = ApiError::UnknownTool {
         id: name.to_owned(),
         suggestion: None,
@@ -432,7 +436,7 @@ fn requires(def: &ToolDefinition) -> Vec<String> {
 }
 
 /// The first sentence (or line) of a description, at most [`SUMMARY_CHARS`] characters.
-pub fn summary(description: &str) -> String {
+pub(crate) fn summary(description: &str) -> String {
     let text = description.trim();
     let line = text.lines().next().unwrap_or_default().trim();
     let sentence = line

@@ -37,7 +37,7 @@ use crate::telemetry::events::{Edge, ToolsListed, ToolsSearched};
 mod credentials;
 mod failure;
 mod http_refusals;
-pub mod meta;
+pub(crate) mod meta;
 mod rpc;
 mod stdio;
 
@@ -229,7 +229,7 @@ impl ServerHandler for CatalogServer {
 /// JSON-RPC errors for bodies rmcp cannot read ([`http_refusals`]). `Host`/`Origin` checks and
 /// authentication are the bridge's own, applied by the router around it (one guard for both
 /// edges), so rmcp's own Host check is off.
-pub fn http_routes<S: Clone + Send + Sync + 'static>(
+pub(crate) fn http_routes<S: Clone + Send + Sync + 'static>(
     server: CatalogServer,
     max_body_bytes: usize,
 ) -> axum::Router<S> {
@@ -250,7 +250,7 @@ pub fn http_routes<S: Clone + Send + Sync + 'static>(
 
 /// Serves `server` on stdin/stdout until the host closes stdin. In [`Expose::All`] mode the
 /// host is told `notifications/tools/list_changed` whenever the catalog changes. A line that is
-/// no JSON-RPC message is answered with a JSON-RPC error ([`stdio`]).
+/// no JSON-RPC message is answered with a JSON-RPC error (see `stdio.rs`).
 pub async fn serve_stdio(server: CatalogServer) -> Result<(), std::io::Error> {
     let expose = server.settings.expose;
     // Subscribed before the handshake: a change while it runs is announced too.

@@ -236,7 +236,7 @@ async fn a_retryable_failure_is_not_kept_for_repeats_of_its_call_id() {
     let Fixture {
         upstream, adapter, ..
     } = fixture().await;
-    let store = otc_bridge::idempotency::Idempotency::new(None, &Default::default())
+    let store = otc_bridge::Idempotency::new(None, &Default::default())
         .await
         .unwrap();
     let settings = otc_bridge::ServerSettings {

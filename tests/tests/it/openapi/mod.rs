@@ -135,6 +135,6 @@ impl Fixture {
 
     /// The bridge's verdict on a failure (can_retry, retry_after_ms, messages).
     fn tool_error(&self, operation: &str, err: &AdapterError) -> otc_mappings::otc::ToolError {
-        otc_bridge::rescue::tool_error(err, &self.tool(operation).definition)
+        otc_bridge::tool_error(err, &self.tool(operation).definition)
     }
 }
