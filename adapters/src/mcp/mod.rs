@@ -57,8 +57,8 @@ pub use config::{
 pub use limits::{MAX_MESSAGE_BYTES, TopLevel};
 pub use lines::{Frame, LineReader};
 pub use login::{LoginOutcome, login};
-pub use oauth::Visit;
 pub use oauth::challenges::Challenges;
+pub use oauth::{Visit, VisitError};
 
 use client::{Handler, Session};
 use convert::Failure;

@@ -15,6 +15,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use url::Url;
 
 use super::style::PATH_LITERAL;
+use crate::AdapterError;
 
 /// One piece of a path template.
 #[derive(Debug)]
@@ -46,11 +47,85 @@ pub(crate) struct CompiledPlan {
     pub(crate) content_type: Option<HeaderValue>,
 }
 
+/// Why an operation's request plan cannot be sent. From [`CompiledPlan::new`] it drops the tool
+/// with a `Skipped` diagnostic; from [`BaseResolver::resolve`](super::BaseResolver) (a server
+/// URL that cannot be used) it fails the build, and `base_url` is what to set. The text says
+/// what to fix in the document or the config.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CompileError {
+    #[error("'{0}' is not an HTTP method")]
+    Method(String),
+    #[error("header parameter '{0}' is not a valid name")]
+    HeaderName(String),
+    /// A security scheme's `name` that cannot be an HTTP header name.
+    #[error(
+        "security scheme '{scheme}' puts its credential in the header '{}', which is not a valid \
+         HTTP header name: fix the scheme's `name` in the document",
+        name.escape_debug()
+    )]
+    CredentialHeader { scheme: String, name: String },
+    /// An `http` security scheme whose `scheme` is not an RFC 9110 token.
+    #[error(
+        "security scheme '{scheme}' names the HTTP authentication scheme '{}', which is not \
+         a valid scheme word: fix the scheme's `scheme` in the document",
+        word.escape_debug()
+    )]
+    SchemeWord { scheme: String, word: String },
+    #[error("response media types '{0}' are not a valid Accept")]
+    Accept(String),
+    #[error("'{0}' is not a valid media type")]
+    MediaType(String),
+    #[error("unclosed '{{' in path '{0}'")]
+    UnclosedBrace(String),
+    #[error("path placeholder '{{{0}}}' has no path parameter")]
+    NoPathParam(String),
+    /// `base_url`, or a server URL, that is not an absolute http(s) URL.
+    #[error("'{0}' is not an http(s) URL")]
+    NotHttp(Url),
+    // The server URL errors below name the operation: they fail the whole build, so the message
+    // must say which operation's server is at fault.
+    #[error("{operation}: '{url}' is not an http(s) URL: set base_url")]
+    ServerNotHttp { operation: String, url: Url },
+    #[error("{operation}: server URL '{server}' cannot be resolved: {source}")]
+    ServerUnjoinable {
+        operation: String,
+        server: String,
+        #[source]
+        source: url::ParseError,
+    },
+    /// A relative server URL (`server`, `None` when the document gives none) and nothing to
+    /// resolve it against.
+    #[error(
+        "{operation}: the document gives no absolute server URL{} and was not loaded from a \
+         URL: set base_url",
+        server.as_deref().map(|s| format!(" (only '{s}')")).unwrap_or_default()
+    )]
+    NoServerUrl {
+        operation: String,
+        server: Option<String>,
+    },
+    #[error("{operation}: server URL '{server}' is invalid ({source}): set base_url")]
+    ServerInvalid {
+        operation: String,
+        server: String,
+        #[source]
+        source: url::ParseError,
+    },
+}
+
+/// The message is the error's text. It is not also kept as the source: the message already says
+/// all of it, and the binary prints errors with their sources (`{:#}`), so it would read twice.
+impl From<CompileError> for AdapterError {
+    fn from(error: CompileError) -> Self {
+        Self::setup(error.to_string())
+    }
+}
+
 impl CompiledPlan {
     /// Compiles `plan` to be sent to `base`. The error says why the operation cannot be served.
-    pub(crate) fn new(plan: Arc<RequestPlan>, base: &Url) -> Result<Self, String> {
+    pub(crate) fn new(plan: Arc<RequestPlan>, base: &Url) -> Result<Self, CompileError> {
         let method = Method::from_bytes(plan.method.as_bytes())
-            .map_err(|_| format!("'{}' is not an HTTP method", plan.method))?;
+            .map_err(|_| CompileError::Method(plan.method.clone()))?;
         let path = split_path(&plan)?;
         let header_names = plan
             .params
@@ -58,24 +133,21 @@ impl CompiledPlan {
             .map(|p| match p.location {
                 ParamLocation::Header => HeaderName::from_bytes(p.name.as_bytes())
                     .map(Some)
-                    .map_err(|_| format!("header parameter '{}' is not a valid name", p.name)),
+                    .map_err(|_| CompileError::HeaderName(p.name.clone())),
                 _ => Ok(None),
             })
             .collect::<Result<Vec<_>, _>>()?;
         check_credentials(&plan)?;
-        let accept =
-            if plan.accept.is_empty() {
-                None
-            } else {
-                let joined = plan.accept.join(", ");
-                Some(HeaderValue::from_str(&joined).map_err(|_| {
-                    format!("response media types '{joined}' are not a valid Accept")
-                })?)
-            };
+        let accept = if plan.accept.is_empty() {
+            None
+        } else {
+            let joined = plan.accept.join(", ");
+            Some(HeaderValue::from_str(&joined).map_err(|_| CompileError::Accept(joined))?)
+        };
         let content_type = match &plan.body {
             Some(body) => Some(
                 HeaderValue::from_str(&body.media_type)
-                    .map_err(|_| format!("'{}' is not a valid media type", body.media_type))?,
+                    .map_err(|_| CompileError::MediaType(body.media_type.clone()))?,
             ),
             None => None,
         };
@@ -95,35 +167,27 @@ impl CompiledPlan {
 
 /// Every credential of every alternative can be placed: a header name is a valid HTTP token, an
 /// `Authorization` scheme word is a token (RFC 9110 §11.1).
-fn check_credentials(plan: &RequestPlan) -> Result<(), String> {
+fn check_credentials(plan: &RequestPlan) -> Result<(), CompileError> {
     for usage in plan.security.iter().flatten() {
         match &usage.placement {
             CredentialPlacement::Header { name }
                 if HeaderName::from_bytes(name.as_bytes()).is_err() =>
             {
-                return Err(bad_credential_header(&usage.scheme, name));
+                return Err(CompileError::CredentialHeader {
+                    scheme: usage.scheme.clone(),
+                    name: name.clone(),
+                });
             }
             CredentialPlacement::Scheme { scheme } if !is_token(scheme) => {
-                return Err(format!(
-                    "security scheme '{}' names the HTTP authentication scheme '{}', which is not \
-                     a valid scheme word: fix the scheme's `scheme` in the document",
-                    usage.scheme,
-                    scheme.escape_debug()
-                ));
+                return Err(CompileError::SchemeWord {
+                    scheme: usage.scheme.clone(),
+                    word: scheme.clone(),
+                });
             }
             _ => {}
         }
     }
     Ok(())
-}
-
-/// What to fix when a security scheme names a header that cannot exist.
-pub(crate) fn bad_credential_header(scheme: &str, name: &str) -> String {
-    format!(
-        "security scheme '{scheme}' puts its credential in the header '{}', which is not a valid \
-         HTTP header name: fix the scheme's `name` in the document",
-        name.escape_debug()
-    )
 }
 
 /// An RFC 9110 token: one or more `tchar`s.
@@ -135,7 +199,7 @@ fn is_token(text: &str) -> bool {
 }
 
 /// Splits `/pets/{petId}/photos` into literals and parameter references.
-fn split_path(plan: &RequestPlan) -> Result<Vec<PathPart>, String> {
+fn split_path(plan: &RequestPlan) -> Result<Vec<PathPart>, CompileError> {
     let mut parts = Vec::new();
     let mut rest = plan.path.as_str();
     if !rest.starts_with('/') {
@@ -144,7 +208,7 @@ fn split_path(plan: &RequestPlan) -> Result<Vec<PathPart>, String> {
     while let Some(open) = rest.find('{') {
         let (literal, tail) = rest.split_at(open);
         let Some(close) = tail.find('}') else {
-            return Err(format!("unclosed '{{' in path '{}'", plan.path));
+            return Err(CompileError::UnclosedBrace(plan.path.clone()));
         };
         let name = &tail[1..close];
         if !literal.is_empty() {
@@ -156,7 +220,7 @@ fn split_path(plan: &RequestPlan) -> Result<Vec<PathPart>, String> {
             .params
             .iter()
             .position(|p| p.location == ParamLocation::Path && p.name == name)
-            .ok_or_else(|| format!("path placeholder '{{{name}}}' has no path parameter"))?;
+            .ok_or_else(|| CompileError::NoPathParam(name.to_owned()))?;
         parts.push(PathPart::Param(index));
         rest = &tail[close + 1..];
     }
@@ -217,7 +281,9 @@ mod tests {
     #[test]
     fn unknown_placeholder_is_reported() {
         let base = Url::parse("http://h").unwrap();
-        let err = CompiledPlan::new(plan("/x/{other}"), &base).unwrap_err();
-        assert!(err.contains("{other}"), "{err}");
+        let err = CompiledPlan::new(plan("/x/{other}"), &base)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "path placeholder '{other}' has no path parameter");
     }
 }

@@ -16,12 +16,85 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use otc_mappings::openapi::{FetchError, RefFetcher};
+
 use super::client::{DocumentClient, HttpClients};
 use super::config::OpenApiConfig;
 use url::Url;
 
 use crate::AdapterError;
-use crate::file::MAX_DOCUMENT_BYTES;
+use crate::file::{FileError, MAX_DOCUMENT_BYTES};
+
+/// Why the document, or a file or URL its `$ref`s name, was not loaded. For the document it fails
+/// the build; for a `$ref` the mapper reports it and leaves the reference unbundled. Each message
+/// names the path or URL and, where the config can allow it, the key to set.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    #[error("no HTTP client: fetching over HTTP is not configured")]
+    NoClient,
+    #[error("cannot read the OpenAPI document {}: {source}", path.display())]
+    ReadDocument {
+        /// As configured (before canonicalisation).
+        path: PathBuf,
+        #[source]
+        source: FileError,
+    },
+    // `url` is shown without its query, which might hold a key (see `fetch`). The reason's text
+    // is part of each message: a `$ref`'s diagnostic shows only the top error.
+    #[error("cannot fetch the OpenAPI document {url}: {source}")]
+    FetchFailed {
+        url: Url,
+        /// The transport failure, classified as a call's would be (boxed: it is large, and
+        /// this error is returned on every `$ref` load).
+        #[source]
+        source: Box<AdapterError>,
+    },
+    #[error("cannot fetch the OpenAPI document {url}: the server answered HTTP {status}")]
+    FetchStatus {
+        url: Url,
+        status: reqwest::StatusCode,
+    },
+    #[error(
+        "cannot fetch the OpenAPI document {url}: it is larger than {MAX_DOCUMENT_BYTES} bytes"
+    )]
+    FetchTooLarge { url: Url },
+    #[error("cannot fetch the OpenAPI document {url}: it is not UTF-8 text")]
+    FetchNotText { url: Url },
+    #[error("'{uri}' is not a valid URL: {source}")]
+    RefUrl {
+        uri: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("remote $ref {uri} was not fetched: set allow_remote_refs: true to allow it")]
+    RemoteRef { uri: String },
+    #[error("file $ref {uri} was not read: the document was fetched over HTTP")]
+    FileRefOfUrl { uri: String },
+    #[error("'{uri}' is not a valid file URL")]
+    RefFileUrl { uri: String },
+    #[error("cannot read $ref file {}: {source}", path.display())]
+    ReadRef {
+        /// As the reference resolved (before canonicalisation).
+        path: PathBuf,
+        #[source]
+        source: FileError,
+    },
+    #[error(
+        "$ref file {} is outside the document's directory (it resolves to {}); list its \
+         directory in ref_dirs to allow it",
+        path.display(),
+        canonical.display()
+    )]
+    Outside { path: PathBuf, canonical: PathBuf },
+}
+
+/// The message is the error's text. It is not also kept as the source: the message already says
+/// all of it, and the binary prints errors with their sources (`{:#}`), so it would read twice.
+impl From<LoadError> for AdapterError {
+    fn from(error: LoadError) -> Self {
+        Self::setup(error.to_string())
+    }
+}
 
 /// Where the document came from.
 #[derive(Debug, Clone)]
@@ -72,8 +145,8 @@ pub(crate) fn for_documents(
 }
 
 /// The client of [`for_documents`], or why there is none.
-fn document_client(client: Option<&DocumentClient>) -> Result<&DocumentClient, String> {
-    client.ok_or_else(|| "no HTTP client: fetching over HTTP is not configured".to_owned())
+fn document_client(client: Option<&DocumentClient>) -> Result<&DocumentClient, LoadError> {
+    client.ok_or(LoadError::NoClient)
 }
 
 /// Whether `spec` is fetched over HTTP rather than read from disk.
@@ -92,8 +165,8 @@ pub(crate) async fn load(
             message: format!("spec '{spec}' is not a valid URL"),
             source: Some(Box::new(e)),
         })?;
-        let client = document_client(client).map_err(AdapterError::setup)?;
-        let (text, final_url) = fetch(client, url).await.map_err(AdapterError::setup)?;
+        let client = document_client(client)?;
+        let (text, final_url) = fetch(client, url).await?;
         return Ok(Document {
             text,
             location: Location::Url(final_url),
@@ -110,18 +183,19 @@ pub(crate) async fn load(
         let path = path.clone();
         let shown = path.display().to_string();
         tokio::task::spawn_blocking(move || {
-            let absolute = std::fs::canonicalize(&path)
-                .map_err(|e| format!("cannot read the OpenAPI document {}: {e}", path.display()))?;
-            let text = read_regular_file(&absolute)
-                .map_err(|e| format!("cannot read the OpenAPI document {}: {e}", path.display()))?;
-            Ok::<_, String>((text, absolute))
+            let unread = |source| LoadError::ReadDocument {
+                path: path.clone(),
+                source,
+            };
+            let absolute = std::fs::canonicalize(&path).map_err(|e| unread(e.into()))?;
+            let text = read_regular_file(&absolute).map_err(unread)?;
+            Ok::<_, LoadError>((text, absolute))
         })
         .await
         .map_err(|e| AdapterError::Setup {
             message: format!("reading the OpenAPI document {shown} did not finish"),
             source: Some(Box::new(e)),
-        })?
-        .map_err(AdapterError::setup)?
+        })??
     };
     Ok(Document {
         text,
@@ -130,45 +204,38 @@ pub(crate) async fn load(
 }
 
 /// Reads a document or `$ref` file (already canonical) with the one reader.
-fn read_regular_file(path: &Path) -> Result<String, String> {
-    crate::file::read_text(path, MAX_DOCUMENT_BYTES).map_err(|e| e.to_string())
+fn read_regular_file(path: &Path) -> Result<String, FileError> {
+    crate::file::read_text(path, MAX_DOCUMENT_BYTES)
 }
 
 /// GETs `url` as text; the error names the URL and what went wrong (never a query string, which
 /// might hold a key).
-async fn fetch(client: &DocumentClient, url: Url) -> Result<(String, Url), String> {
+async fn fetch(client: &DocumentClient, url: Url) -> Result<(String, Url), LoadError> {
     let shown = {
         let mut shown = url.clone();
         shown.set_query(None);
         shown
     };
-    let fail = |what: String| format!("cannot fetch the OpenAPI document {shown}: {what}");
-    let mut response = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| fail(super::response::classify(e, Duration::ZERO).to_string()))?;
+    let failed = |e| LoadError::FetchFailed {
+        url: shown.clone(),
+        source: Box::new(super::response::classify(e, Duration::ZERO)),
+    };
+    let mut response = client.get(url).send().await.map_err(failed)?;
     if !response.status().is_success() {
-        return Err(fail(format!(
-            "the server answered HTTP {}",
-            response.status()
-        )));
+        return Err(LoadError::FetchStatus {
+            url: shown,
+            status: response.status(),
+        });
     }
     let final_url = response.url().clone();
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| fail(super::response::classify(e, Duration::ZERO).to_string()))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(failed)? {
         if (body.len() + chunk.len()) as u64 > MAX_DOCUMENT_BYTES {
-            return Err(fail(format!(
-                "it is larger than {MAX_DOCUMENT_BYTES} bytes"
-            )));
+            return Err(LoadError::FetchTooLarge { url: shown });
         }
         body.extend_from_slice(&chunk);
     }
-    let text = String::from_utf8(body).map_err(|_| fail("it is not UTF-8 text".to_owned()))?;
+    let text = String::from_utf8(body).map_err(|_| LoadError::FetchNotText { url: shown })?;
     Ok((text, final_url))
 }
 
@@ -183,9 +250,9 @@ pub(crate) struct RefLoader {
     roots: Vec<PathBuf>,
 }
 
-impl otc_mappings::openapi::RefFetcher for RefLoader {
-    fn fetch(&self, uri: &str) -> Result<String, String> {
-        self.load(uri)
+impl RefFetcher for RefLoader {
+    fn fetch(&self, uri: &str) -> Result<String, FetchError> {
+        self.load(uri).map_err(|e| FetchError::Failed(Box::new(e)))
     }
 }
 
@@ -220,13 +287,16 @@ impl RefLoader {
     }
 
     /// The text of `uri` (an absolute file path or URL), or why it was not read.
-    pub(crate) fn load(&self, uri: &str) -> Result<String, String> {
+    pub(crate) fn load(&self, uri: &str) -> Result<String, LoadError> {
         if let Some(url) = as_http_url(uri) {
-            let url = url.map_err(|e| format!("'{uri}' is not a valid URL: {e}"))?;
+            let url = url.map_err(|source| LoadError::RefUrl {
+                uri: uri.to_owned(),
+                source,
+            })?;
             if !self.allow_remote {
-                return Err(format!(
-                    "remote $ref {uri} was not fetched: set allow_remote_refs: true to allow it"
-                ));
+                return Err(LoadError::RemoteRef {
+                    uri: uri.to_owned(),
+                });
             }
             // Called from `spawn_blocking`, never from inside the runtime, so `block_on` is safe.
             let client = document_client(self.client.as_ref())?;
@@ -236,31 +306,30 @@ impl RefLoader {
                 .map(|(text, _)| text);
         }
         if !self.document_is_file {
-            return Err(format!(
-                "file $ref {uri} was not read: the document was fetched over HTTP"
-            ));
+            return Err(LoadError::FileRefOfUrl {
+                uri: uri.to_owned(),
+            });
         }
         let path = match uri.strip_prefix("file://") {
             Some(_) => Url::parse(uri)
                 .ok()
                 .and_then(|u| u.to_file_path().ok())
-                .ok_or_else(|| format!("'{uri}' is not a valid file URL"))?,
+                .ok_or_else(|| LoadError::RefFileUrl {
+                    uri: uri.to_owned(),
+                })?,
             None => Path::new(uri).to_path_buf(),
+        };
+        let unread = |source| LoadError::ReadRef {
+            path: path.clone(),
+            source,
         };
         // Canonical first: `..`, and symlinks pointing out of the tree, are judged by where they
         // lead.
-        let canonical = std::fs::canonicalize(&path)
-            .map_err(|e| format!("cannot read $ref file {}: {e}", path.display()))?;
+        let canonical = std::fs::canonicalize(&path).map_err(|e| unread(e.into()))?;
         if !self.roots.iter().any(|root| canonical.starts_with(root)) {
-            return Err(format!(
-                "$ref file {} is outside the document's directory (it resolves to {}); list its \
-                 directory in ref_dirs to allow it",
-                path.display(),
-                canonical.display()
-            ));
+            return Err(LoadError::Outside { path, canonical });
         }
-        read_regular_file(&canonical)
-            .map_err(|e| format!("cannot read $ref file {}: {e}", path.display()))
+        read_regular_file(&canonical).map_err(unread)
     }
 }
 
@@ -289,7 +358,7 @@ mod tests {
     }
 
     /// Runs `load` on a blocking thread, as the adapter does.
-    async fn load_ref(loader: RefLoader, uri: String) -> Result<String, String> {
+    async fn load_ref(loader: RefLoader, uri: String) -> Result<String, LoadError> {
         tokio::task::spawn_blocking(move || loader.load(&uri))
             .await
             .unwrap()
@@ -314,7 +383,10 @@ mod tests {
             "/dev/zero".to_owned(),
             "/proc/self/environ".to_owned(),
         ] {
-            let err = load_ref(loader(&dir), uri.clone()).await.unwrap_err();
+            let err = load_ref(loader(&dir), uri.clone())
+                .await
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(&uri), "{err}");
             assert!(err.contains("outside"), "{err}");
             assert!(!err.contains("hunter2"), "{err}");
@@ -327,7 +399,10 @@ mod tests {
         let link = dir.join("tree/link.json");
         std::os::unix::fs::symlink(dir.join("secret.json"), &link).unwrap();
         let uri = link.display().to_string();
-        let err = load_ref(loader(&dir), uri.clone()).await.unwrap_err();
+        let err = load_ref(loader(&dir), uri.clone())
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(&uri) && err.contains("outside"), "{err}");
     }
 
@@ -342,7 +417,10 @@ mod tests {
         assert!(made.success());
         let uri = fifo.display().to_string();
         // Refused before opening: opening a FIFO without a writer would block forever.
-        let err = load_ref(loader(&dir), uri.clone()).await.unwrap_err();
+        let err = load_ref(loader(&dir), uri.clone())
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(&uri) && err.contains("not a regular file"),
             "{err}"
@@ -353,7 +431,8 @@ mod tests {
             "/dev/zero".to_owned(),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("/dev/zero") && err.contains("not a regular file"),
             "{err}"

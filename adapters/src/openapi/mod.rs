@@ -58,7 +58,7 @@ pub use config::{
 };
 
 use client::CallClient;
-use compile::CompiledPlan;
+use compile::{CompileError, CompiledPlan};
 use config::Secret;
 use scrub::{Forms, Scrubber};
 
@@ -151,7 +151,7 @@ impl OpenApiAdapter {
                 let basic = matches!(usage.placement, CredentialPlacement::Basic);
                 *used_schemes.entry(usage.scheme.clone()).or_insert(false) |= basic;
             }
-            let base = bases.resolve(plan).map_err(AdapterError::setup)?;
+            let base = bases.resolve(plan)?;
             match CompiledPlan::new(Arc::clone(plan), &base) {
                 Ok(compiled) => {
                     plans.insert(tool.definition.id.clone(), compiled);
@@ -161,7 +161,7 @@ impl OpenApiAdapter {
                     Severity::Skipped,
                     Some(&plan.operation),
                     None,
-                    reason,
+                    reason.to_string(),
                 )),
             }
         }
@@ -219,12 +219,11 @@ impl Adapter for OpenApiAdapter {
         let compiled = match self.plans.get(&call.tool.definition.id) {
             Some(compiled) if Arc::ptr_eq(&compiled.plan, plan) => compiled,
             _ => {
-                let base = self.bases.resolve(plan).map_err(AdapterError::setup)?;
+                let base = self.bases.resolve(plan)?;
                 if let Some(reason) = self.bases.refuses(&base) {
                     return Err(AdapterError::setup(reason));
                 }
-                compiled_here =
-                    CompiledPlan::new(Arc::clone(plan), &base).map_err(AdapterError::setup)?;
+                compiled_here = CompiledPlan::new(Arc::clone(plan), &base)?;
                 &compiled_here
             }
         };
@@ -405,47 +404,49 @@ impl BaseResolver {
         ))
     }
 
-    fn resolve(&self, plan: &RequestPlan) -> Result<Url, String> {
+    fn resolve(&self, plan: &RequestPlan) -> Result<Url, CompileError> {
         if let Some(url) = &self.configured {
             return Ok(url.clone());
         }
+        let operation = || plan.operation.clone();
         let server = plan.server_url.as_deref().unwrap_or("/");
         let url = match (Url::parse(server), &self.document_url) {
             (Ok(url), _) => url,
-            (Err(url::ParseError::RelativeUrlWithoutBase), Some(document)) => {
-                document.join(server).map_err(|e| {
-                    format!(
-                        "{}: server URL '{server}' cannot be resolved: {e}",
-                        plan.operation
-                    )
-                })?
-            }
+            (Err(url::ParseError::RelativeUrlWithoutBase), Some(document)) => document
+                .join(server)
+                .map_err(|source| CompileError::ServerUnjoinable {
+                    operation: operation(),
+                    server: server.to_owned(),
+                    source,
+                })?,
             (Err(url::ParseError::RelativeUrlWithoutBase), None) => {
-                return Err(format!(
-                    "{}: the document gives no absolute server URL{} and was not loaded from a URL: set base_url",
-                    plan.operation,
-                    plan.server_url
-                        .as_deref()
-                        .map(|s| format!(" (only '{s}')"))
-                        .unwrap_or_default()
-                ));
+                return Err(CompileError::NoServerUrl {
+                    operation: operation(),
+                    server: plan.server_url.clone(),
+                });
             }
-            (Err(e), _) => {
-                return Err(format!(
-                    "{}: server URL '{server}' is invalid ({e}): set base_url",
-                    plan.operation
-                ));
+            (Err(source), _) => {
+                return Err(CompileError::ServerInvalid {
+                    operation: operation(),
+                    server: server.to_owned(),
+                    source,
+                });
             }
         };
-        check_http(&url).map_err(|why| format!("{}: {why}: set base_url", plan.operation))?;
+        if check_http(&url).is_err() {
+            return Err(CompileError::ServerNotHttp {
+                operation: operation(),
+                url,
+            });
+        }
         Ok(url)
     }
 }
 
-fn check_http(url: &Url) -> Result<(), String> {
+fn check_http(url: &Url) -> Result<(), CompileError> {
     match url.scheme() {
         "http" | "https" if url.has_host() => Ok(()),
-        _ => Err(format!("'{url}' is not an http(s) URL")),
+        _ => Err(CompileError::NotHttp(url.clone())),
     }
 }
 

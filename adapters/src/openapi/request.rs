@@ -19,7 +19,7 @@ use url::Url;
 
 use super::body;
 use super::client::CallClient;
-use super::compile::{self, CompiledPlan, PathPart};
+use super::compile::{CompileError, CompiledPlan, PathPart};
 use super::config::Secret;
 use super::scrub::{Forms, Scrubber};
 use super::style::{self, COMPONENT, header_value};
@@ -271,7 +271,10 @@ fn place<'a>(
             // Checked when the plan is compiled (the operation is skipped); reached only by a
             // plan built by hand. A fault of the document, not of the call: `Setup`.
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                AdapterError::setup(compile::bad_credential_header(&usage.scheme, name))
+                CompileError::CredentialHeader {
+                    scheme: usage.scheme.clone(),
+                    name: name.clone(),
+                }
             })?;
             let mut value = header_value(secret).ok_or_else(invalid)?;
             value.set_sensitive(true);

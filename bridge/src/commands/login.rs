@@ -14,8 +14,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::extract::{OriginalUri, State};
 use clap::ArgMatches;
-use otc_adapters::mcp::Visit;
 use otc_adapters::mcp::{AuthConfig, OAuthGrant};
+use otc_adapters::mcp::{Visit, VisitError};
 use otc_bridge::Upstream;
 use tokio::sync::{Mutex, mpsc};
 
@@ -95,11 +95,10 @@ async fn callback_listener() -> anyhow::Result<(String, Visit, tokio::task::Join
             let mut receiver = receiver.lock().await;
             match tokio::time::timeout(SIGN_IN_TIMEOUT, receiver.recv()).await {
                 Ok(Some(callback)) => Ok(callback),
-                Ok(None) => Err("the redirect listener stopped".to_owned()),
-                Err(_) => Err(format!(
-                    "no redirect within {} minutes",
-                    SIGN_IN_TIMEOUT.as_secs() / 60
-                )),
+                Ok(None) => Err(VisitError::ListenerStopped),
+                Err(_) => Err(VisitError::TimedOut {
+                    waited: SIGN_IN_TIMEOUT,
+                }),
             }
         })
     });

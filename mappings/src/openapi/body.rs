@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::Diagnostic;
-use crate::openapi::refs::chase;
+use crate::openapi::refs::{RefError, chase};
 use crate::openapi::schema::{Direction, Fixes, convert};
 use crate::plan::BodyKind;
 use crate::schema::Inliner;
@@ -71,7 +71,8 @@ pub(crate) fn ranked(content: &Map<String, Value>) -> Vec<(&str, BodyKind, &Valu
     media
 }
 
-/// Reads `requestBody`. `Ok(None)` when there is none (or it has no media types).
+/// Reads `requestBody`. `Ok(None)` when there is none (or it has no media types). `Err` when
+/// its `$ref` leads nowhere: the operation cannot be called correctly.
 pub(crate) fn read<'r>(
     root: &'r Value,
     raw: &'r Value,
@@ -79,8 +80,8 @@ pub(crate) fn read<'r>(
     operation: &str,
     diagnostics: &mut Vec<Diagnostic>,
     fixes: &mut Fixes,
-) -> Result<Option<Body>, String> {
-    let body = chase(root, raw).map_err(|e| format!("request body: {e}"))?;
+) -> Result<Option<Body>, RefError> {
+    let body = chase(root, raw)?;
     let Some(content) = body.get("content").and_then(Value::as_object) else {
         return Ok(None);
     };

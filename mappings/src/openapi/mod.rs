@@ -30,7 +30,7 @@ pub use crate::plan::{
     ParamLocation, ParamPlan, ParamStyle, RequestPlan,
 };
 pub use operation::is_destructive;
-pub use refs::{NoFetch, RefFetcher};
+pub use refs::{FetchError, NoFetch, RefFetcher};
 
 use crate::error::{Diagnostic, Mapped, MappingError, Severity};
 use crate::naming::{UniqueNames, normalize_version, segment, version_or_default};
@@ -187,7 +187,7 @@ pub fn map_parsed(
                     Severity::Skipped,
                     Some(&operation.label),
                     Some(operation.pointer.clone()),
-                    reason,
+                    reason.to_string(),
                 )),
             }
         }

@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 use crate::error::{Diagnostic, Severity};
 use crate::naming::{UniqueNames, segment, segment_from_route, tool_name};
 use crate::openapi::body::{self, Body};
-use crate::openapi::params::{self, Param, ParamContext, location_prefix};
+use crate::openapi::params::{self, Param, ParamContext, ParamError, location_prefix};
+use crate::openapi::refs::RefError;
 use crate::openapi::response;
 use crate::openapi::schema::Fixes;
 use crate::openapi::security::map_security;
@@ -50,6 +51,27 @@ pub(crate) struct Operation<'r> {
     pub(crate) pointer: String,
 }
 
+/// Why an operation cannot be served. It becomes the `Skipped` diagnostic of the operation (the
+/// rest of the document is still served), so its text is the whole reason.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OperationError {
+    #[error("the operation is not an object")]
+    NotAnObject,
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    // The reference error's text is part of this one: a diagnostic shows only the top error.
+    #[error("request body: {0}")]
+    Body(#[source] RefError),
+    /// The document's schema budget ran out (see `Inliner::with_budget`) while inlining
+    /// `schema`; what was inlined after that is incomplete.
+    #[error(
+        "the document's schemas expand to more than {budget} nodes in all \
+         (reached while inlining '{schema}'); a $ref graph this large is refused rather \
+         than expanded"
+    )]
+    OverBudget { budget: usize, schema: String },
+}
+
 /// Translates one operation, or says why it cannot be served.
 pub(crate) fn map_operation<'r>(
     cx: &DocContext<'r>,
@@ -57,17 +79,18 @@ pub(crate) fn map_operation<'r>(
     inliner: &mut Inliner<'r>,
     names: &mut UniqueNames,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Result<MappedTool, String> {
+) -> Result<MappedTool, OperationError> {
     let Operation {
         op, label, pointer, ..
     } = operation;
     if !op.is_object() {
-        return Err("the operation is not an object".to_owned());
+        return Err(OperationError::NotAnObject);
     }
     let mut fixes = Fixes::new();
     let mut params = read_params(cx, operation, inliner, diagnostics, &mut fixes)?;
     let body = match op.get("requestBody") {
-        Some(raw) => body::read(cx.root, raw, inliner, label, diagnostics, &mut fixes)?,
+        Some(raw) => body::read(cx.root, raw, inliner, label, diagnostics, &mut fixes)
+            .map_err(OperationError::Body)?,
         None => None,
     };
 
@@ -88,12 +111,10 @@ pub(crate) fn map_operation<'r>(
     );
     // Past the document's budget the schemas above are incomplete: the operation is not served.
     if let Some(schema) = inliner.over_budget() {
-        return Err(format!(
-            "the document's schemas expand to more than {} nodes in all \
-             (reached while inlining '{schema}'); a $ref graph this large is refused rather \
-             than expanded",
-            inliner.budget()
-        ));
+        return Err(OperationError::OverBudget {
+            budget: inliner.budget(),
+            schema: schema.to_owned(),
+        });
     }
     let security = map_security(
         cx.root,
@@ -209,7 +230,7 @@ fn read_params<'r>(
     inliner: &mut Inliner<'r>,
     diagnostics: &mut Vec<Diagnostic>,
     fixes: &mut Fixes,
-) -> Result<Vec<Param>, String> {
+) -> Result<Vec<Param>, ParamError> {
     let list = |v: &'r Value| v.get("parameters").and_then(Value::as_array);
     let shared = list(operation.item).into_iter().flatten();
     let own = list(operation.op).into_iter().flatten();

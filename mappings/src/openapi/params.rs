@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::{Diagnostic, Severity};
-use crate::openapi::refs::chase;
+use crate::openapi::refs::{RefError, chase};
 use crate::openapi::schema::{Direction, Fixes, convert};
 use crate::plan::{ParamLocation, ParamPlan, ParamStyle};
 use crate::schema::Inliner;
@@ -30,29 +30,53 @@ pub(crate) struct ParamContext<'a, 'r> {
     pub(crate) fixes: &'a mut Fixes,
 }
 
+/// Why a parameter cannot be read; its operation is skipped with this as the reason.
+/// `index` counts the path item's parameters, then the operation's.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ParamError {
+    // The reference error's text is part of this one: a diagnostic shows only the top error.
+    #[error("parameter {index}: {source}")]
+    Ref {
+        index: usize,
+        #[source]
+        source: RefError,
+    },
+    #[error("parameter {0} has no name")]
+    NoName(usize),
+    /// `location` as written; `None` when the parameter has no `in`.
+    #[error(
+        "parameter '{name}' has an unsupported location {}",
+        location.as_ref().map_or_else(|| "(none)".to_owned(), |o| format!("'{o}'"))
+    )]
+    Location {
+        name: String,
+        location: Option<String>,
+    },
+}
+
 /// Reads one parameter. `Ok(None)`: ignored by the OpenAPI rules (the `Accept`, `Content-Type`
 /// and `Authorization` headers). `Err`: the operation cannot be called correctly.
 pub(crate) fn read(
     raw: &Value,
     index: usize,
     cx: &mut ParamContext<'_, '_>,
-) -> Result<Option<Param>, String> {
-    let param = chase(cx.root, raw).map_err(|e| format!("parameter {index}: {e}"))?;
+) -> Result<Option<Param>, ParamError> {
+    let param = chase(cx.root, raw).map_err(|source| ParamError::Ref { index, source })?;
     let name = param
         .get("name")
         .and_then(Value::as_str)
         .filter(|n| !n.is_empty())
-        .ok_or_else(|| format!("parameter {index} has no name"))?;
+        .ok_or(ParamError::NoName(index))?;
     let location = match param.get("in").and_then(Value::as_str) {
         Some("path") => ParamLocation::Path,
         Some("query") => ParamLocation::Query,
         Some("header") => ParamLocation::Header,
         Some("cookie") => ParamLocation::Cookie,
         other => {
-            return Err(format!(
-                "parameter '{name}' has an unsupported location {}",
-                other.map_or_else(|| "(none)".to_owned(), |o| format!("'{o}'"))
-            ));
+            return Err(ParamError::Location {
+                name: name.to_owned(),
+                location: other.map(str::to_owned),
+            });
         }
     };
     if location == ParamLocation::Header

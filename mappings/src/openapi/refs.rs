@@ -27,7 +27,25 @@ use crate::text::parse_text;
 /// to an absolute file path or URL against [`MapOptions::base_uri`](crate::openapi::MapOptions::base_uri).
 pub trait RefFetcher {
     /// The text of the document at `uri`, or why it cannot be had.
-    fn fetch(&self, uri: &str) -> Result<String, String>;
+    fn fetch(&self, uri: &str) -> Result<String, FetchError>;
+}
+
+/// Why a [`RefFetcher`] could not supply a document. The mapper does not act on the reason (the
+/// reference is left unbundled either way); it reports it in a diagnostic, so all it needs is
+/// the text, and the fetcher's own error is kept whole rather than flattened to a string.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// No fetcher was configured ([`NoFetch`]).
+    #[error("external documents are not available here (no fetcher configured for '{uri}')")]
+    Unavailable {
+        /// The document that was asked for.
+        uri: String,
+    },
+    /// The fetcher's own failure (a file it may not read, a request that failed), shown as
+    /// the fetcher words it.
+    #[error(transparent)]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// A fetcher for documents without external refs (every fetch fails with a clear message).
@@ -35,11 +53,25 @@ pub trait RefFetcher {
 pub struct NoFetch;
 
 impl RefFetcher for NoFetch {
-    fn fetch(&self, uri: &str) -> Result<String, String> {
-        Err(format!(
-            "external documents are not available here (no fetcher configured for '{uri}')"
-        ))
+    fn fetch(&self, uri: &str) -> Result<String, FetchError> {
+        Err(FetchError::Unavailable {
+            uri: uri.to_owned(),
+        })
     }
+}
+
+/// Why a local `$ref` chain does not lead to an object. Readers decide what it costs (a skipped
+/// operation, an open output schema) and put it in their own words, so this says only what is
+/// wrong with the reference.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RefError {
+    #[error("'$ref' is not a string")]
+    NotAString,
+    #[error("reference '{0}' cannot be resolved")]
+    Unresolved(String),
+    /// Past [`MAX_CHAIN`] hops: a cycle, or a chain no real document writes.
+    #[error("reference chain is too long or circular")]
+    TooLong,
 }
 
 /// How many `$ref` hops a chain may take before it is considered circular.
@@ -49,19 +81,19 @@ const MAX_CHAIN: usize = 32;
 pub(crate) const BUNDLE_KEY: &str = "x-otc-bundled";
 
 /// Follows `value`'s `$ref` chain (local references only) to the object it names.
-pub(crate) fn chase<'v>(root: &'v Value, value: &'v Value) -> Result<&'v Value, String> {
+pub(crate) fn chase<'v>(root: &'v Value, value: &'v Value) -> Result<&'v Value, RefError> {
     let mut current = value;
     for _ in 0..MAX_CHAIN {
         let Some(reference) = current.get("$ref") else {
             return Ok(current);
         };
         let Some(reference) = reference.as_str() else {
-            return Err("'$ref' is not a string".to_owned());
+            return Err(RefError::NotAString);
         };
         current = local_target(root, reference)
-            .ok_or_else(|| format!("reference '{reference}' cannot be resolved"))?;
+            .ok_or_else(|| RefError::Unresolved(reference.to_owned()))?;
     }
-    Err("reference chain is too long or circular".to_owned())
+    Err(RefError::TooLong)
 }
 
 /// Copies every externally referenced part into the root and rewrites the references (see the
@@ -352,7 +384,7 @@ mod tests {
     struct Common;
 
     impl RefFetcher for Common {
-        fn fetch(&self, uri: &str) -> Result<String, String> {
+        fn fetch(&self, uri: &str) -> Result<String, FetchError> {
             assert_eq!(uri, "/specs/common.json");
             Ok(r#"{"Pet": {"type": "object"}}"#.to_owned())
         }

@@ -105,24 +105,42 @@ pub(crate) fn map_security(
     out
 }
 
+/// Why a security scheme cannot be used: the alternatives that name it are dropped and the
+/// reason reported (after "security scheme '<name>': ").
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SchemeError {
+    #[error("apiKey scheme has no 'name'")]
+    ApiKeyWithoutName,
+    /// The `in` of an apiKey scheme, as written (`None` when missing); shown as `{:?}`, so a
+    /// missing one reads `None` and a bad one `Some("body")`, as before.
+    #[error("apiKey location {0:?} is not supported")]
+    ApiKeyLocation(Option<String>),
+    #[error("http scheme has no 'scheme'")]
+    HttpWithoutScheme,
+    #[error("type '{0}' is not supported")]
+    UnsupportedType(String),
+    #[error("scheme has no 'type'")]
+    NoType,
+}
+
 fn credential_use(
     name: &str,
     scheme: &Value,
     bridge_credentials: &BTreeSet<String>,
-) -> Result<CredentialUse, String> {
+) -> Result<CredentialUse, SchemeError> {
     let (source, placement) = match scheme.get("type").and_then(Value::as_str) {
         Some("apiKey") => {
             let key = scheme
                 .get("name")
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
-                .ok_or("apiKey scheme has no 'name'")?
+                .ok_or(SchemeError::ApiKeyWithoutName)?
                 .to_owned();
             let placement = match scheme.get("in").and_then(Value::as_str) {
                 Some("header") => CredentialPlacement::Header { name: key },
                 Some("query") => CredentialPlacement::Query { name: key },
                 Some("cookie") => CredentialPlacement::Cookie { name: key },
-                other => return Err(format!("apiKey location {other:?} is not supported")),
+                other => return Err(SchemeError::ApiKeyLocation(other.map(str::to_owned))),
             };
             (CredentialSource::Secret, placement)
         }
@@ -130,7 +148,7 @@ fn credential_use(
             let word = scheme
                 .get("scheme")
                 .and_then(Value::as_str)
-                .ok_or("http scheme has no 'scheme'")?;
+                .ok_or(SchemeError::HttpWithoutScheme)?;
             match word.to_ascii_lowercase().as_str() {
                 "bearer" => (CredentialSource::Authorization, CredentialPlacement::Bearer),
                 "basic" => (CredentialSource::Secret, CredentialPlacement::Basic),
@@ -145,8 +163,8 @@ fn credential_use(
         Some("oauth2" | "openIdConnect") => {
             (CredentialSource::Authorization, CredentialPlacement::Bearer)
         }
-        Some(other) => return Err(format!("type '{other}' is not supported")),
-        None => return Err("scheme has no 'type'".to_owned()),
+        Some(other) => return Err(SchemeError::UnsupportedType(other.to_owned())),
+        None => return Err(SchemeError::NoType),
     };
     let source = if bridge_credentials.contains(name) {
         CredentialSource::Bridge

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use otc_mappings::openapi::{
-    BodySource, CredentialSource, MapOptions, NoFetch, RefFetcher, RequestPlan, map_document,
+    BodySource, CredentialSource, FetchError, MapOptions, NoFetch, RefFetcher, RequestPlan,
+    map_document,
 };
 use otc_mappings::{Mapped, MappedTool, MappingError, Severity, Target};
 use serde_json::{Value, json};
@@ -25,9 +26,9 @@ struct FileFetcher {
 }
 
 impl RefFetcher for FileFetcher {
-    fn fetch(&self, uri: &str) -> Result<String, String> {
+    fn fetch(&self, uri: &str) -> Result<String, FetchError> {
         self.asked.lock().unwrap().push(uri.to_owned());
-        std::fs::read_to_string(uri).map_err(|e| e.to_string())
+        std::fs::read_to_string(uri).map_err(|e| FetchError::Failed(e.into()))
     }
 }
 

@@ -294,8 +294,24 @@ async fn manager(
 /// Plays the user in a sign-in: opens the authorization URL (a person's browser, or a test) and
 /// returns the URL the authorization server redirected to (`redirect_uri?code=…&state=…`).
 pub type Visit = Arc<
-    dyn Fn(String) -> futures::future::BoxFuture<'static, Result<String, String>> + Send + Sync,
+    dyn Fn(String) -> futures::future::BoxFuture<'static, Result<String, VisitError>> + Send + Sync,
 >;
+
+/// Why a [`Visit`] brought back no redirect. The sign-in fails with it as the reason ("the
+/// sign-in did not finish: …"), so the text is for the person at the terminal.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VisitError {
+    /// Nobody completed the sign-in within `waited` (shown in whole minutes).
+    #[error("no redirect within {} minutes", waited.as_secs() / 60)]
+    TimedOut {
+        /// How long the visit waited for the redirect.
+        waited: std::time::Duration,
+    },
+    /// Whatever received the redirect stopped before one came.
+    #[error("the redirect listener stopped")]
+    ListenerStopped,
+}
 
 /// The first half of `otc-bridge login` ([`crate::mcp::login`]): the client that signs in to
 /// `config`'s server (`redirect_uri` on loopback, `visit` plays the user), the sign-in it runs
