@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
 
+use crate::access::{Verdict, View};
 use crate::catalog::lock::Drift;
 use crate::catalog::registry::{Catalog, Entry, Resolution};
 use crate::catalog::{requirements, validate};
@@ -60,7 +61,7 @@ pub(crate) struct Answer {
 pub(crate) struct Repeats<'a> {
     /// The idempotency store.
     pub store: &'a Idempotency,
-    /// The authenticated caller (the server's `auth::Caller`); empty when anonymous.
+    /// The caller's repeat scope ([`crate::access::Caller::scope`]); empty when anonymous.
     pub caller: &'a str,
 }
 
@@ -75,6 +76,7 @@ pub(crate) struct Repeats<'a> {
 /// edges render the outcome and say nothing about it.
 pub(crate) async fn call(
     catalog: &Catalog,
+    view: View<'_>,
     default_timeout: Duration,
     telemetry: &Telemetry,
     repeats: Option<Repeats<'_>>,
@@ -92,6 +94,7 @@ pub(crate) async fn call(
     // that awaits this one (memmove was the largest single cost of a call in the profile).
     let result = Box::pin(run(
         catalog,
+        view,
         default_timeout,
         repeats,
         &tool_id,
@@ -124,6 +127,7 @@ pub(crate) fn unauthenticated(telemetry: &Telemetry) {
 
 async fn run(
     catalog: &Catalog,
+    view: View<'_>,
     default_timeout: Duration,
     repeats: Option<Repeats<'_>>,
     tool_id: &str,
@@ -142,7 +146,7 @@ async fn run(
     }
     let entry = match &resolved {
         Some(entry) => entry,
-        None => resolve(catalog, tool_id)?,
+        None => resolve(catalog, tool_id, view)?,
     };
     ToolResolved { entry }.emit(events);
     let definition = entry.definition();
@@ -190,6 +194,26 @@ async fn run(
         Value::Object(map) => map,
         _ => Map::new(),
     };
+    // Decided on the validated input, which is what a policy's condition reads.
+    match view.policies.decide(view.caller, entry, &input) {
+        Verdict::Allowed(_) => {}
+        Verdict::Refused(rule) => {
+            return Err(ApiError::NotPermitted {
+                reason: view.policies.reason(rule).map(str::to_owned),
+                rule: rule.map_or_else(
+                    || "(none allows it)".to_owned(),
+                    |r| view.policies.label(r).to_owned(),
+                ),
+            });
+        }
+        // Only a tool the edge resolved under another view can get here: absent, as ever.
+        Verdict::Hidden => {
+            return Err(ApiError::UnknownTool {
+                id: tool_id.to_owned(),
+                suggestion: None,
+            });
+        }
+    }
     let CallToolRequest {
         call_id,
         trace_id,
@@ -314,12 +338,19 @@ impl Forward<'_, '_> {
 }
 
 /// Resolves a requested tool id (with or without `@version`) as the standard says, or the
-/// refusal that names what is wrong with it. Every edge resolves through here.
-pub(crate) fn resolve<'c>(catalog: &'c Catalog, tool_id: &str) -> Result<&'c Arc<Entry>, ApiError> {
+/// refusal that names what is wrong with it, among the tools `view` lets its caller see. Every
+/// edge resolves through here.
+pub(crate) fn resolve<'c>(
+    catalog: &'c Catalog,
+    tool_id: &str,
+    view: View<'_>,
+) -> Result<&'c Arc<Entry>, ApiError> {
     let id: ToolId = tool_id.parse()?;
     // The id without its `@…`: lookup takes a slice of the request and allocates nothing.
     let name = tool_id.split('@').next().unwrap_or_default();
-    match catalog.resolve(name, id.version) {
+    let sees = |entry: &Entry| view.sees(entry);
+    let only: Option<&dyn Fn(&Entry) -> bool> = (!view.is_everything()).then_some(&sees);
+    match catalog.resolve(name, id.version, only) {
         Resolution::Found(entry) => Ok(entry),
         Resolution::UnknownTool { suggestion } => Err(ApiError::UnknownTool {
             id: tool_id.to_owned(),
@@ -356,6 +387,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::access::{Caller, Policies};
     use crate::catalog::policy::SourcePolicy;
     use crate::catalog::registry::SourceTools;
     use crate::telemetry::metrics::Metrics;
@@ -424,8 +456,11 @@ mod tests {
             input: Some(json!({"message": "hi"})),
             ..Default::default()
         };
+        let everyone = Policies::default();
+        let anonymous = Caller::anonymous();
         let _ = call(
             catalog,
+            View::new(&anonymous, &everyone),
             Duration::from_secs(5),
             telemetry,
             None,
@@ -505,8 +540,11 @@ mod tests {
             tool_id: "Kit.Echo".to_owned(),
             ..Default::default()
         };
+        let everyone = Policies::default();
+        let anonymous = Caller::anonymous();
         let answer = call(
             &catalog,
+            View::new(&anonymous, &everyone),
             Duration::from_secs(5),
             &Telemetry::default(),
             None,

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `server/` | the HTTP edge: the accept loop (`server/listen.rs`), guard, auth, extractors, routes, and the MCP edge (`server/mcp/`) |
 //! | `call.rs` | one call, from a parsed request to its outcome; every edge calls through it |
+//! | `access/` | who a request comes from, and the policies that decide what each caller may see and call |
 //! | `idempotency/` | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
 //! | `rescue.rs` | errors and refusals, and their wire shapes |
 //! | `catalog/` | the tools served (`catalog/registry.rs`), per-source policy, lockfile pins, validation, requirements |
@@ -21,6 +22,7 @@
 //! demo are the `otc-bridge` binary's own modules (`src/main.rs`), not part of this API.
 #![warn(missing_docs)]
 
+mod access;
 mod call;
 mod catalog;
 mod config;
@@ -30,6 +32,7 @@ mod rescue;
 mod server;
 mod telemetry;
 
+pub use access::{Caller, Effect, Policies, PolicyConfig, PolicyError, Verdict};
 pub use catalog::lock::{Lockfile, OnChange};
 pub use catalog::registry::{Catalog, SharedCatalog, SourceTools};
 pub use catalog::semantic::{ModelLoadError, SearchConfig, Semantic};

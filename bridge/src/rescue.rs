@@ -44,6 +44,16 @@ pub(crate) enum ApiError {
     /// the bridge listens on loopback (403).
     #[error("forbidden: {0}")]
     Forbidden(String),
+    /// A policy refuses this call of a tool the caller may see (403). `reason` is the deciding
+    /// rule's `reason` from the configuration (never its expression); `rule` names the rule for
+    /// the log.
+    #[error("refused by policy {rule}")]
+    NotPermitted {
+        /// What the caller is told, when the rule says.
+        reason: Option<String>,
+        /// The rule's name or position, or `no rule allows it`.
+        rule: String,
+    },
     /// The body is not declared as JSON (415).
     #[error("the request body is not declared as JSON")]
     UnsupportedMediaType,
@@ -270,6 +280,14 @@ impl From<ApiError> for Refusal {
                 Refusal::new(StatusCode::FORBIDDEN, format!("Forbidden: {reason}."))
                     .log(err.to_string())
             }
+            ApiError::NotPermitted { ref reason, .. } => Refusal::new(
+                StatusCode::FORBIDDEN,
+                match reason {
+                    Some(reason) => format!("This call is not permitted: {reason}"),
+                    None => "This call is not permitted for this caller.".to_owned(),
+                },
+            )
+            .log(err.to_string()),
             ApiError::UnsupportedMediaType => Refusal::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "The request body must be JSON: send it with 'Content-Type: application/json'.",

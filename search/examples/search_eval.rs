@@ -281,7 +281,7 @@ fn main() -> anyhow::Result<()> {
     });
     if let Some(query) = &args.query {
         let index = SearchIndex::build(&tools);
-        let answer = index.find(query, 10, None, meaning.as_ref());
+        let answer = index.find(query, 10, otc_search::Scope::default(), meaning.as_ref());
         println!("parts: {:?}", answer.parts);
         for hit in &answer.hits {
             let id = &tools[hit.position].definition.id;
@@ -668,7 +668,7 @@ fn evaluate(
                 .map(|h| h.position)
                 .collect(),
             Some(meaning) => index
-                .find(query, LIMIT, None, meaning)
+                .find(query, LIMIT, otc_search::Scope::default(), meaning)
                 .hits
                 .iter()
                 .map(|h| h.position)

@@ -16,7 +16,7 @@
 //! When only the semantic ranker is confident, its candidates below the bar are left out.
 
 use crate::semantic::Vectors;
-use crate::{Hit, SearchIndex, parts};
+use crate::{Hit, Scope, SearchIndex, parts};
 
 /// Each ranker's candidates considered per part.
 const CANDIDATES: usize = 50;
@@ -116,12 +116,12 @@ pub struct Explanation {
 
 impl SearchIndex {
     /// The tools for `query`, at most `limit`, from both rankers when `meaning` is given
-    /// (else the lexical ranker alone, part by part); only tools of `toolkit` when given.
+    /// (else the lexical ranker alone, part by part); only tools `scope` allows.
     pub fn find(
         &self,
         query: &str,
         limit: usize,
-        toolkit: Option<&str>,
+        scope: Scope<'_>,
         meaning: Option<&Meaning<'_>>,
     ) -> Answer {
         let query = match query.char_indices().nth(crate::MAX_QUERY_CHARS) {
@@ -131,7 +131,7 @@ impl SearchIndex {
         let parts = parts::split(query);
         let ranked: Vec<Vec<(usize, f32)>> = parts
             .iter()
-            .map(|part| self.fuse(part, toolkit, meaning).0)
+            .map(|part| self.fuse(part, scope, meaning).0)
             .collect();
         let mut hits: Vec<Found> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -168,7 +168,7 @@ impl SearchIndex {
         parts::split(query)
             .into_iter()
             .map(|part| {
-                let (fused, seen) = self.fuse(part, None, meaning);
+                let (fused, seen) = self.fuse(part, Scope::default(), meaning);
                 Explanation {
                     part: part.to_owned(),
                     lexical: seen
@@ -195,10 +195,11 @@ impl SearchIndex {
     fn fuse(
         &self,
         part: &str,
-        toolkit: Option<&str>,
+        scope: Scope<'_>,
         meaning: Option<&Meaning<'_>>,
     ) -> (Vec<(usize, f32)>, Seen) {
-        let (lexical, signals) = self.rank(part, CANDIDATES, toolkit);
+        let toolkit = scope.toolkit;
+        let (lexical, signals) = self.rank(part, CANDIDATES, scope);
         let only = toolkit.and_then(|name| {
             let lower = name.to_lowercase();
             self.toolkits.iter().position(|t| **t == *lower)
@@ -208,6 +209,7 @@ impl SearchIndex {
                 .map(|vector| {
                     meaning.vectors.nearest_with_lead(&vector, CANDIDATES, |p| {
                         only.is_none_or(|k| self.toolkit_of.get(p) == Some(&(k as u32)))
+                            && scope.allows(p)
                     })
                 })
                 .unwrap_or_default(),

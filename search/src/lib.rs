@@ -94,6 +94,33 @@ enum Evidence {
 /// sentence or two, and reading one costs time that grows faster than its length (synonym
 /// phrases, distinct terms), so a client must not be able to send a book.
 pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Which tools a search may answer with: those of one toolkit, and those a predicate over
+/// positions allows (a caller's view under the bridge's policies). Applied inside the rankers,
+/// before `limit` is taken, so a restricted search still returns up to `limit` tools.
+#[derive(Clone, Copy, Default)]
+pub struct Scope<'a> {
+    /// Only tools of this toolkit (case-insensitive).
+    pub toolkit: Option<&'a str>,
+    /// Only tools at positions this allows.
+    pub allowed: Option<&'a (dyn Fn(usize) -> bool + Sync)>,
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("toolkit", &self.toolkit)
+            .field("allowed", &self.allowed.is_some())
+            .finish()
+    }
+}
+
+impl Scope<'_> {
+    /// Whether the tool at `position` may be answered with (its toolkit is checked apart).
+    pub(crate) fn allows(&self, position: usize) -> bool {
+        self.allowed.is_none_or(|allowed| allowed(position))
+    }
+}
+
 /// One search result: a tool by its position in the definitions the index was built from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {

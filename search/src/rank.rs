@@ -7,7 +7,7 @@
 
 use super::action::{self, Actions};
 use super::query::{self, QueryTerm};
-use super::{Evidence, Hit, Lexical, MAX_QUERY_CHARS, SearchIndex, synonyms};
+use super::{Evidence, Hit, Lexical, MAX_QUERY_CHARS, Scope, SearchIndex, synonyms};
 
 /// How much coverage shapes the score: `score × coverage^COVERAGE_POWER`.
 const COVERAGE_POWER: f32 = 2.0;
@@ -60,20 +60,24 @@ impl SearchIndex {
     /// when given. Deterministic (ties broken by position). Empty when nothing is relevant
     /// enough. Only the first [`MAX_QUERY_CHARS`] characters of `query` are read.
     pub fn search(&self, query: &str, limit: usize, toolkit: Option<&str>) -> Vec<Hit> {
-        self.rank(query, limit, toolkit).0
+        let scope = Scope {
+            toolkit,
+            allowed: None,
+        };
+        self.search_in(query, limit, scope)
+    }
+
+    /// [`SearchIndex::search`] among the tools `scope` allows.
+    pub fn search_in(&self, query: &str, limit: usize, scope: Scope<'_>) -> Vec<Hit> {
+        self.rank(query, limit, scope).0
     }
 
     /// The lexical ranker's hits for `query` and what it learnt of the request.
-    pub(crate) fn rank(
-        &self,
-        query: &str,
-        limit: usize,
-        toolkit: Option<&str>,
-    ) -> (Vec<Hit>, Lexical) {
+    pub(crate) fn rank(&self, query: &str, limit: usize, scope: Scope<'_>) -> (Vec<Hit>, Lexical) {
         if limit == 0 || self.toolkit_of.is_empty() {
             return (Vec::new(), Lexical::default());
         }
-        let only = match toolkit {
+        let only = match scope.toolkit {
             Some(name) => match self.toolkit_number(name) {
                 Some(number) => Some(number),
                 None => return (Vec::new(), Lexical::default()),
@@ -84,7 +88,7 @@ impl SearchIndex {
         if asked.known.is_empty() {
             return (Vec::new(), asked.lexical);
         }
-        let hits = self.scored(&asked, limit, Gate::Admit);
+        let hits = self.scored(&asked, limit, Gate::Admit, scope);
         (hits, asked.lexical)
     }
 
@@ -100,19 +104,22 @@ impl SearchIndex {
         if asked.known.is_empty() {
             return (Vec::new(), asked.lexical.unknown_product);
         }
-        let hits = self.scored(&asked, limit, Gate::Open);
+        let hits = self.scored(&asked, limit, Gate::Open, Scope::default());
         (hits, asked.lexical.unknown_product)
     }
 
     /// The tools `asked` reaches, scored, best first (ties by position), at most `limit`: only
     /// those the relevance gate admits, or every one ([`SearchIndex::ungated`]).
-    fn scored(&self, asked: &Asked, limit: usize, gate: Gate) -> Vec<Hit> {
+    fn scored(&self, asked: &Asked, limit: usize, gate: Gate, scope: Scope<'_>) -> Vec<Hit> {
         let tally = self.accumulate(asked);
         let mut hits: Vec<Hit> = tally
             .touched
             .iter()
             .filter_map(|&doc| {
                 let d = doc as usize;
+                if !scope.allows(d) {
+                    return None;
+                }
                 let matches = &tally.matches[d];
                 let judged = self.judge(asked, matches, d);
                 let relevance = match gate {

@@ -304,23 +304,39 @@ impl Catalog {
 
     /// Resolves `Toolkit.Tool` (the id without its `@…`, already checked by `ToolId`'s parser)
     /// and a version selector (CHECKLIST §5.3: `@x.y.z` exact, `@x` exactly `x.0.0`, none →
-    /// the highest). Takes the name as a slice of the request so that lookup allocates nothing.
-    pub fn resolve(&self, name: &str, selector: VersionSelector) -> Resolution<'_> {
-        let Some(versions) = self.by_name.get(name) else {
-            if let Some(refused) = self.find_drift(name, |d| d.served.is_none()) {
+    /// the highest) among the tools `only` lets the caller see (all when `None`): one it may not see is answered
+    /// exactly as one that does not exist (no suggestion, version or lock drift names it).
+    /// Takes the name as a slice of the request so that lookup allocates nothing.
+    pub fn resolve(
+        &self,
+        name: &str,
+        selector: VersionSelector,
+        only: Option<&dyn Fn(&Entry) -> bool>,
+    ) -> Resolution<'_> {
+        let sees = |e: &Entry| only.is_none_or(|sees| sees(e));
+        let all = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        let seen = |entries: &[Arc<Entry>]| entries.iter().any(|e| sees(e));
+        if !seen(all) {
+            // A lock drift names a tool by name only: when no version is served, it is told
+            // only to a caller who sees everything.
+            if all.is_empty()
+                && only.is_none()
+                && let Some(refused) = self.find_drift(name, |d| d.served.is_none())
+            {
                 return Resolution::Refused(refused);
             }
             let suggestion = self
                 .folded
                 .get(&name.to_ascii_lowercase())
+                .filter(|other| seen(self.versions(other)))
                 .map(String::as_str);
             return Resolution::UnknownTool { suggestion };
-        };
+        }
         let found = match selector {
-            VersionSelector::Latest => versions.first(),
-            selector => versions
+            VersionSelector::Latest => all.iter().find(|e| sees(e)),
+            selector => all
                 .iter()
-                .find(|e| selector.matches(e.definition().version)),
+                .find(|e| selector.matches(e.definition().version) && sees(e)),
         };
         match found {
             Some(entry) => Resolution::Found(entry),
@@ -330,7 +346,11 @@ impl Catalog {
                 match changed {
                     Some(drift) if drift.served.is_none() => Resolution::Refused(drift),
                     changed => Resolution::UnknownVersion {
-                        available: versions.iter().map(|e| e.definition().version).collect(),
+                        available: all
+                            .iter()
+                            .filter(|e| sees(e))
+                            .map(|e| e.definition().version)
+                            .collect(),
                         changed,
                     },
                 }
@@ -373,7 +393,23 @@ impl Catalog {
     /// Writes the `GET /tools` body for a dialect into `writer` (the server streams it: a
     /// catalog's list is never whole in memory per request). Fails only when `writer` does.
     pub fn write_list(&self, dialect: Dialect, writer: impl std::io::Write) -> std::io::Result<()> {
-        let tools: Vec<&ToolDefinition> = self.listed.iter().map(|e| e.definition()).collect();
+        self.write_list_of(dialect, writer, |_| true)
+    }
+
+    /// [`Catalog::write_list`] with only the tools `sees` lets a caller see (what policies
+    /// allow it).
+    pub(crate) fn write_list_of(
+        &self,
+        dialect: Dialect,
+        writer: impl std::io::Write,
+        sees: impl Fn(&Entry) -> bool,
+    ) -> std::io::Result<()> {
+        let tools: Vec<&ToolDefinition> = self
+            .listed
+            .iter()
+            .filter(|e| sees(e))
+            .map(|e| e.definition())
+            .collect();
         ListToolsBody {
             dialect: written(dialect),
             tools: &tools,

@@ -51,6 +51,7 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     }
     let mut settings = McpSettings {
         search,
+        caller: config.stdio_caller.clone(),
         ..McpSettings::from(&config.settings)
     };
     settings.telemetry.traces = traces.clone();

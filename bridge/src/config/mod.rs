@@ -83,6 +83,9 @@ pub struct FileConfig {
     /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
     /// a source's own `on_change` wins.
     pub on_change: Option<OnChange>,
+    /// Who may see and call what (DESIGN.md §14): ordered rules, the first that matches
+    /// decides; none: every caller sees and calls every tool.
+    pub policies: Vec<crate::access::PolicyConfig>,
     /// The sources to serve; see `sources.rs` for the keys of each entry.
     pub sources: Vec<serde_yaml::Value>,
     /// What reading the file ignored, to be logged once at start-up (an MCP host's file read by
@@ -97,6 +100,20 @@ pub struct FileConfig {
 pub struct McpConfig {
     /// What MCP hosts are shown: `meta` (three meta-tools, the default) or `all`.
     pub expose: Option<Expose>,
+    /// Who `otc-bridge mcp` (stdio, where no credential is sent) calls as, for policies and
+    /// logs (default: `anonymous`).
+    pub caller: Option<StdioCaller>,
+}
+
+/// `mcp.caller:` — the identity of the MCP host on stdio.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StdioCaller {
+    /// The caller's name.
+    pub name: String,
+    /// Its groups.
+    #[serde(default)]
+    pub groups: Vec<String>,
 }
 
 /// `metrics:` — `GET /metrics` in the Prometheus text format, on by default.
@@ -220,6 +237,8 @@ pub struct Config {
     pub secret_env: BTreeSet<String>,
     /// What reading the config file ignored ([`FileConfig::warnings`]); the commands log them.
     pub warnings: Vec<String>,
+    /// Who `otc-bridge mcp` calls as (`mcp.caller`, else anonymous).
+    pub stdio_caller: crate::access::Caller,
 }
 
 impl Config {
@@ -244,13 +263,17 @@ impl Config {
             idempotency,
             lock,
             on_change,
+            policies,
             sources: entries,
             warnings,
         } = file;
         if let Some(secret_env) = overrides.jwt_secret_env {
             auth.jwt = Some(JwtConfig {
-                secret_env,
+                secret_env: Some(secret_env),
+                public_key_file: None,
                 audience: overrides.jwt_audience,
+                issuers: Vec::new(),
+                group_claims: None,
             });
         } else if !overrides.jwt_audience.is_empty() {
             return Err(ConfigError::Invalid(
@@ -258,10 +281,11 @@ impl Config {
             ));
         }
         if overrides.api_keys_env.is_some() || overrides.api_keys_file.is_some() {
-            auth.api_keys = Some(ApiKeysConfig {
+            auth.api_keys = Some(ApiKeysConfig::One(ApiKeyEntry {
                 env: overrides.api_keys_env,
                 file: overrides.api_keys_file,
-            });
+                ..ApiKeyEntry::default()
+            }));
         }
         if let Some(bytes) = overrides.max_body_bytes {
             limits.max_body_bytes = bytes;
@@ -310,6 +334,20 @@ impl Config {
                 source.pin(&locked, on_change);
             }
         }
+        let stdio_caller = mcp
+            .caller
+            .map_or_else(crate::access::Caller::anonymous, |c| {
+                crate::access::Caller::named(c.name).with_groups(c.groups)
+            });
+        // The groups a rule may name: those some caller can be in.
+        let known_groups = auth.known_groups().map(|mut groups| {
+            groups.extend(stdio_caller.groups.iter().cloned());
+            groups
+        });
+        settings.policies = Arc::new(
+            crate::access::Policies::compile(&policies, known_groups.as_deref())
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?,
+        );
         let secret_env = auth
             .secret_env()
             .chain(sources.iter().flat_map(Source::secret_env))
@@ -334,6 +372,7 @@ impl Config {
             search,
             secret_env,
             warnings,
+            stdio_caller,
         })
     }
 }
@@ -397,26 +436,78 @@ pub struct AuthConfig {
     pub api_keys: Option<ApiKeysConfig>,
 }
 
-/// `auth.jwt:`.
+/// `auth.jwt:` — bearer tokens signed with a shared HS256 secret or verified with a public key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JwtConfig {
     /// The environment variable holding the shared HS256 secret.
-    pub secret_env: String,
+    #[serde(default)]
+    pub secret_env: Option<String>,
+    /// A PEM file holding the RSA or EC public key tokens are signed for (RS256…, ES256…),
+    /// instead of `secret_env`.
+    #[serde(default)]
+    pub public_key_file: Option<PathBuf>,
     /// Accepted `aud` values; when set, tokens must carry one of them.
     #[serde(default)]
     pub audience: Vec<String>,
+    /// Accepted `iss` values; when set, tokens must carry one of them.
+    #[serde(default)]
+    pub issuers: Vec<String>,
+    /// The claims whose values (an array, or space-separated words) are the caller's groups
+    /// (default: `groups` and `roles`).
+    #[serde(default)]
+    pub group_claims: Option<Vec<String>>,
 }
 
-/// `auth.api_keys:` — keys from an environment variable (comma or newline separated) and/or a
-/// file (one per line).
+/// `auth.api_keys:` — either keys from an environment variable (comma or newline separated)
+/// and/or a file (one per line), each its own unnamed caller; or a list of entries, each a named
+/// key (`{name: ci-bot, key: {env: CI_BOT_KEY}, groups: [ci]}`) or such a variable or file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a map with `env` and/or `file`, or a list of keys (`{name, key: {env | file}, groups}` or `{env | file}`)"
+)]
+pub enum ApiKeysConfig {
+    /// A list of entries.
+    List(Vec<ApiKeyEntry>),
+    /// One entry (the form before named keys).
+    One(ApiKeyEntry),
+}
+
+/// One entry of `auth.api_keys:`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ApiKeysConfig {
-    /// The environment variable holding the keys.
+pub struct ApiKeyEntry {
+    /// The caller's name (with `key`).
+    pub name: Option<String>,
+    /// Where the named key is (with `name`).
+    pub key: Option<SecretRef>,
+    /// The caller's groups (with `name`).
+    pub groups: Vec<String>,
+    /// An environment variable holding unnamed keys.
     pub env: Option<String>,
-    /// A file holding the keys.
+    /// A file holding unnamed keys, one per line.
     pub file: Option<PathBuf>,
+}
+
+/// Where one secret is: an environment variable or a file (its whole text, trimmed).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecretRef {
+    /// The environment variable.
+    pub env: Option<String>,
+    /// The file.
+    pub file: Option<PathBuf>,
+}
+
+impl ApiKeysConfig {
+    /// The entries, in order.
+    pub fn entries(&self) -> &[ApiKeyEntry] {
+        match self {
+            Self::List(entries) => entries,
+            Self::One(entry) => std::slice::from_ref(entry),
+        }
+    }
 }
 
 /// `limits:`.
@@ -478,9 +569,31 @@ impl From<crate::config::host_import::Imported> for FileConfig {
 impl AuthConfig {
     /// The environment variables this configuration reads secrets from.
     pub fn secret_env(&self) -> impl Iterator<Item = String> + '_ {
-        let jwt = self.jwt.iter().map(|j| j.secret_env.clone());
-        let keys = self.api_keys.iter().filter_map(|k| k.env.clone());
+        let jwt = self.jwt.iter().filter_map(|j| j.secret_env.clone());
+        let keys = self
+            .api_keys
+            .iter()
+            .flat_map(ApiKeysConfig::entries)
+            .flat_map(|e| e.env.iter().chain(e.key.iter().flat_map(|k| &k.env)))
+            .cloned();
         jwt.chain(keys)
+    }
+
+    /// The groups named keys give, or `None` (any) when JWTs, whose tokens may carry any group,
+    /// are accepted: with the stdio caller's, the groups a policy may name.
+    pub(crate) fn known_groups(&self) -> Option<Vec<String>> {
+        if self.jwt.is_some() {
+            return None;
+        }
+        let mut groups: Vec<String> = self
+            .api_keys
+            .iter()
+            .flat_map(ApiKeysConfig::entries)
+            .flat_map(|e| e.groups.iter().cloned())
+            .collect();
+        groups.sort();
+        groups.dedup();
+        Some(groups)
     }
 
     /// Builds the authenticator; `None` when no method is configured.
@@ -488,36 +601,108 @@ impl AuthConfig {
         if self.jwt.is_none() && self.api_keys.is_none() {
             return Ok(None);
         }
-        let secret = match &self.jwt {
-            Some(jwt) => Some(required_env(&jwt.secret_env, "auth.jwt.secret_env")?),
-            None => None,
+        let mut auth = match &self.jwt {
+            Some(jwt) => jwt_authenticator(jwt)?,
+            None => Authenticator::new(None, &[], Vec::new()),
         };
-        let mut keys = Vec::new();
         if let Some(api) = &self.api_keys {
-            if let Some(var) = &api.env {
-                keys.extend(split_keys(&required_env(var, "auth.api_keys.env")?));
+            let mut any = false;
+            for (i, entry) in api.entries().iter().enumerate() {
+                let at = format!("auth.api_keys[{i}]");
+                match (&entry.name, &entry.key) {
+                    (Some(name), Some(key)) => {
+                        if entry.env.is_some() || entry.file.is_some() {
+                            return Err(ConfigError::Invalid(format!(
+                                "{at}: a named key takes its key from `key:`, not `env`/`file`"
+                            )));
+                        }
+                        let secret = read_secret(key, &format!("{at}.key"))?;
+                        auth = auth.with_key(Some(name.clone()), secret, entry.groups.clone());
+                        any = true;
+                    }
+                    (None, None) => {
+                        if !entry.groups.is_empty() {
+                            return Err(ConfigError::Invalid(format!(
+                                "{at}: `groups` needs a named key (`name` and `key`)"
+                            )));
+                        }
+                        let mut keys = Vec::new();
+                        if let Some(var) = &entry.env {
+                            keys.extend(split_keys(&required_env(var, &format!("{at}.env"))?));
+                        }
+                        if let Some(file) = &entry.file {
+                            keys.extend(split_keys(&read_config_file(file)?));
+                        }
+                        for key in keys {
+                            auth = auth.with_key(None, key, Vec::new());
+                            any = true;
+                        }
+                    }
+                    _ => {
+                        return Err(ConfigError::Invalid(format!(
+                            "{at}: a named key needs both `name` and `key`"
+                        )));
+                    }
+                }
             }
-            if let Some(file) = &api.file {
-                let text = read_config_file(file)?;
-                keys.extend(split_keys(&text));
-            }
-            if keys.is_empty() {
+            if !any {
                 return Err(ConfigError::Invalid(
                     "auth.api_keys: no keys found (set env or file)".to_owned(),
                 ));
             }
         }
-        let audience = self
-            .jwt
-            .as_ref()
-            .map(|j| j.audience.clone())
-            .unwrap_or_default();
-        Ok(Some(Authenticator::new(
-            secret.as_deref().map(str::as_bytes),
-            &audience,
-            keys,
-        )))
+        Ok(Some(auth))
     }
+}
+
+/// The JWT half of the authenticator: HS256 with a shared secret, or a public key.
+fn jwt_authenticator(jwt: &JwtConfig) -> Result<Authenticator, ConfigError> {
+    let auth = match (&jwt.secret_env, &jwt.public_key_file) {
+        (Some(var), None) => {
+            let secret = required_env(var, "auth.jwt.secret_env")?;
+            Authenticator::new(Some(secret.as_bytes()), &jwt.audience, Vec::new())
+        }
+        (None, Some(path)) => {
+            let pem = read_config_file(path)?;
+            Authenticator::new(None, &[], Vec::new())
+                .with_jwt_public_key(pem.as_bytes(), &jwt.audience)
+                .map_err(|e| {
+                    ConfigError::Invalid(format!(
+                        "auth.jwt.public_key_file: {} is not an RSA or EC public key in PEM ({e})",
+                        path.display()
+                    ))
+                })?
+        }
+        _ => {
+            return Err(ConfigError::Invalid(
+                "auth.jwt: set exactly one of `secret_env` (HS256) and `public_key_file` (RS256, ES256)"
+                    .to_owned(),
+            ));
+        }
+    };
+    let auth = auth.with_issuers(&jwt.issuers);
+    Ok(match &jwt.group_claims {
+        Some(claims) => auth.with_group_claims(claims.clone()),
+        None => auth,
+    })
+}
+
+/// One secret from where `at` says it is.
+fn read_secret(secret: &SecretRef, at: &str) -> Result<String, ConfigError> {
+    let text = match (&secret.env, &secret.file) {
+        (Some(var), None) => required_env(var, &format!("{at}.env"))?,
+        (None, Some(file)) => read_config_file(file)?,
+        _ => {
+            return Err(ConfigError::Invalid(format!(
+                "{at}: set exactly one of `env` and `file`"
+            )));
+        }
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(ConfigError::Invalid(format!("{at}: the key is empty")));
+    }
+    Ok(text.to_owned())
 }
 
 fn split_keys(text: &str) -> Vec<String> {
@@ -650,13 +835,14 @@ mod tests {
         assert_eq!(c.settings.call_timeout, Duration::from_secs(3));
         let jwt = c.auth.jwt.unwrap();
         assert_eq!(
-            (jwt.secret_env.as_str(), jwt.audience),
-            ("FLAG_SECRET", vec!["flag".to_owned()])
+            (jwt.secret_env.as_deref(), jwt.audience),
+            (Some("FLAG_SECRET"), vec!["flag".to_owned()])
         );
         // The api-keys flags replace the file's `auth.api_keys` as a whole.
         let keys = c.auth.api_keys.unwrap();
+        let keys = &keys.entries()[0];
         assert_eq!(
-            (keys.env, keys.file),
+            (keys.env.clone(), keys.file.clone()),
             (None, Some(PathBuf::from("keys.txt")))
         );
     }

@@ -17,6 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::{AppState, extract};
+use crate::access::Caller;
 use crate::rescue::ApiError;
 
 /// HS256 keys shorter than this are weak (RFC 7518 §3.2: at least the hash size, 256 bits).
@@ -25,10 +26,23 @@ const MIN_HS256_SECRET_BYTES: usize = 32;
 /// The API-key headers of the three dialects (RFC, OTC docs, OXP docs).
 pub(crate) const API_KEY_HEADERS: [&str; 3] = ["x-api-key", "otc-api-key", "oxp-api-key"];
 
-/// How callers authenticate.
+/// How callers authenticate, and who each credential makes them (DESIGN.md §14).
 pub struct Authenticator {
-    jwt: Option<(DecodingKey, Validation)>,
-    api_keys: Vec<Vec<u8>>,
+    jwt: Option<JwtCheck>,
+    api_keys: Vec<ApiKey>,
+}
+
+/// How bearer tokens are verified, and which of their claims are groups.
+struct JwtCheck {
+    key: DecodingKey,
+    validation: Validation,
+    group_claims: Vec<String>,
+}
+
+/// One accepted API key and the caller it authenticates.
+struct ApiKey {
+    secret: Vec<u8>,
+    caller: Caller,
 }
 
 impl fmt::Debug for Authenticator {
@@ -40,8 +54,12 @@ impl fmt::Debug for Authenticator {
     }
 }
 
+/// The claims whose values are a JWT caller's groups when the configuration names none.
+pub(crate) const DEFAULT_GROUP_CLAIMS: [&str; 2] = ["groups", "roles"];
+
 impl Authenticator {
-    /// An authenticator accepting HS256 JWTs signed with `secret` and/or any of `api_keys`.
+    /// An authenticator accepting HS256 JWTs signed with `secret` and/or any of `api_keys`
+    /// (unnamed: each is its own caller, named by a digest of the key).
     ///
     /// Tokens must carry `exp`; `nbf` is honoured; with an `audience`, `aud` is required and
     /// must name one of them; a token with a `crit` header is refused (we implement no
@@ -54,38 +72,105 @@ impl Authenticator {
                     "The JWT secret is shorter than {MIN_HS256_SECRET_BYTES} bytes; HS256 tokens signed with it can be brute-forced. Use a longer random secret."
                 );
             }
-            let mut validation = Validation::new(Algorithm::HS256);
-            validation.leeway = 5;
-            validation.validate_nbf = true;
-            if audience.is_empty() {
-                validation.set_required_spec_claims(&["exp"]);
-                validation.validate_aud = false;
-            } else {
-                validation.set_required_spec_claims(&["exp", "aud"]);
-                validation.set_audience(audience);
-            }
-            (DecodingKey::from_secret(secret), validation)
+            JwtCheck::new(
+                DecodingKey::from_secret(secret),
+                &[Algorithm::HS256],
+                audience,
+            )
         });
-        Self {
+        let mut auth = Self {
             jwt,
-            api_keys: api_keys.into_iter().map(String::into_bytes).collect(),
+            api_keys: Vec::new(),
+        };
+        for key in api_keys {
+            auth = auth.with_key(None, key, Vec::new());
         }
+        auth
     }
 
-    /// Checks the request's credentials; `Ok` names the caller they authenticate.
+    /// Also accepts `key`, as the caller `name` (unnamed: named by a digest of the key) in
+    /// `groups`.
+    #[must_use]
+    pub fn with_key(mut self, name: Option<String>, key: String, groups: Vec<String>) -> Self {
+        let secret = key.into_bytes();
+        let unnamed = Caller::named("").scoped("key", &secret);
+        let name = name.unwrap_or_else(|| unnamed.scope.replacen(':', "-", 1));
+        let caller = Caller {
+            name,
+            groups,
+            ..unnamed
+        };
+        self.api_keys.push(ApiKey { secret, caller });
+        self
+    }
+
+    /// Accepts JWTs signed with the private half of `pem` (an RSA or EC public key, PEM), in
+    /// place of an HS256 secret: RS256/RS384/RS512/PS256/PS384/PS512 for RSA, ES256/ES384 for
+    /// EC.
+    pub fn with_jwt_public_key(
+        mut self,
+        pem: &[u8],
+        audience: &[String],
+    ) -> Result<Self, jsonwebtoken::errors::Error> {
+        self.jwt = Some(match DecodingKey::from_ec_pem(pem) {
+            Ok(key) => JwtCheck::new(key, &[Algorithm::ES256, Algorithm::ES384], audience),
+            Err(_) => JwtCheck::new(
+                DecodingKey::from_rsa_pem(pem)?,
+                &[
+                    Algorithm::RS256,
+                    Algorithm::RS384,
+                    Algorithm::RS512,
+                    Algorithm::PS256,
+                    Algorithm::PS384,
+                    Algorithm::PS512,
+                ],
+                audience,
+            ),
+        });
+        Ok(self)
+    }
+
+    /// Tokens must name one of `issuers` in `iss` (no check when empty).
+    #[must_use]
+    pub fn with_issuers(mut self, issuers: &[String]) -> Self {
+        if let Some(jwt) = &mut self.jwt
+            && !issuers.is_empty()
+        {
+            jwt.validation.set_issuer(issuers);
+            let mut required = vec!["exp", "iss"];
+            if jwt.validation.aud.is_some() {
+                required.push("aud");
+            }
+            jwt.validation.set_required_spec_claims(&required);
+        }
+        self
+    }
+
+    /// The claims whose values are a token's groups (default [`DEFAULT_GROUP_CLAIMS`]).
+    #[must_use]
+    pub fn with_group_claims(mut self, claims: Vec<String>) -> Self {
+        if let Some(jwt) = &mut self.jwt {
+            jwt.group_claims = claims;
+        }
+        self
+    }
+
+    /// Checks the request's credentials; `Ok` is the caller they authenticate.
     pub fn check(&self, headers: &HeaderMap) -> Result<Caller, AuthError> {
         if !self.api_keys.is_empty() {
             for name in API_KEY_HEADERS {
                 if let Some(given) = headers.get(name) {
                     let given = given.as_bytes();
-                    // Compare against every key in constant time, so timing reveals nothing.
-                    let ok = self.api_keys.iter().fold(false, |ok, key| {
-                        ok | bool::from(key.as_slice().ct_eq(given))
-                    });
-                    return if ok {
-                        Ok(Caller::of("key", given))
-                    } else {
-                        Err(AuthError::InvalidApiKey { header: name })
+                    // Compare against every key in constant time, so timing reveals nothing
+                    // (not even which key matched).
+                    let mut found = None;
+                    for (i, key) in self.api_keys.iter().enumerate() {
+                        let equal = bool::from(key.secret.as_slice().ct_eq(given));
+                        found = if equal { Some(i) } else { found };
+                    }
+                    return match found.and_then(|i| self.api_keys.get(i)) {
+                        Some(key) => Ok(key.caller.clone()),
+                        None => Err(AuthError::InvalidApiKey { header: name }),
                     };
                 }
             }
@@ -97,42 +182,70 @@ impl Authenticator {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim());
         match (&self.jwt, bearer) {
-            (Some((key, validation)), Some(token)) => {
-                refuse_critical(token)?;
-                jsonwebtoken::decode::<serde_json::Value>(token, key, validation)
-                    .map(|data| {
-                        // One caller per subject (of one issuer), whichever token it holds.
-                        match data.claims.get("sub").and_then(|s| s.as_str()) {
-                            Some(sub) => {
-                                let iss = data.claims.get("iss").and_then(|s| s.as_str());
-                                Caller::of(
-                                    "jwt",
-                                    format!("{}\0{sub}", iss.unwrap_or_default()).as_bytes(),
-                                )
-                            }
-                            None => Caller::of("jwt", token.as_bytes()),
-                        }
-                    })
-                    .map_err(AuthError::InvalidToken)
-            }
+            (Some(jwt), Some(token)) => jwt.check(token),
             (Some(_), None) if self.api_keys.is_empty() => Err(AuthError::MissingBearer),
             (None, Some(_)) | (Some(_), None) | (None, None) => Err(AuthError::MissingCredentials),
         }
     }
 }
 
-/// Who a request comes from, as server authentication established it: a digest of the API key,
-/// or of the JWT's issuer and subject. Without authentication every request is the same
-/// (anonymous) caller. What `call_id` repeats are matched within (see [`crate::idempotency`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Caller(pub String);
+impl JwtCheck {
+    fn new(key: DecodingKey, algorithms: &[Algorithm], audience: &[String]) -> Self {
+        let mut validation = Validation::new(algorithms[0]);
+        validation.algorithms = algorithms.to_vec();
+        validation.leeway = 5;
+        validation.validate_nbf = true;
+        if audience.is_empty() {
+            validation.set_required_spec_claims(&["exp"]);
+            validation.validate_aud = false;
+        } else {
+            validation.set_required_spec_claims(&["exp", "aud"]);
+            validation.set_audience(audience);
+        }
+        Self {
+            key,
+            validation,
+            group_claims: DEFAULT_GROUP_CLAIMS.map(str::to_owned).to_vec(),
+        }
+    }
 
-impl Caller {
-    fn of(kind: &str, secret: &[u8]) -> Self {
-        use sha2::Digest as _;
-        let digest = sha2::Sha256::digest(secret);
-        let hex = otc_mappings::hex::hex(&digest[..16]);
-        Self(format!("{kind}:{hex}"))
+    /// The caller a valid token names: its subject (of its issuer), its groups and claims.
+    fn check(&self, token: &str) -> Result<Caller, AuthError> {
+        refuse_critical(token)?;
+        let data = jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(
+            token,
+            &self.key,
+            &self.validation,
+        )
+        .map_err(AuthError::InvalidToken)?;
+        let claims = data.claims;
+        let text = |name: &str| claims.get(name).and_then(|v| v.as_str());
+        let caller = match text("sub") {
+            // One caller per subject (of one issuer), whichever token it holds.
+            Some(sub) => {
+                let scope = format!("{}\0{sub}", text("iss").unwrap_or_default());
+                Caller::named(sub).scoped("jwt", scope.as_bytes())
+            }
+            // No subject: the token is its own caller.
+            None => {
+                let unnamed = Caller::named("").scoped("jwt", token.as_bytes());
+                let name = unnamed.scope.replacen(':', "-", 1);
+                Caller { name, ..unnamed }
+            }
+        };
+        let mut groups = Vec::new();
+        for claim in &self.group_claims {
+            match claims.get(claim) {
+                Some(serde_json::Value::Array(items)) => {
+                    groups.extend(items.iter().filter_map(|v| v.as_str()).map(str::to_owned))
+                }
+                Some(serde_json::Value::String(words)) => {
+                    groups.extend(words.split_whitespace().map(str::to_owned));
+                }
+                _ => {}
+            }
+        }
+        Ok(caller.with_groups(groups).with_claims(claims))
     }
 }
 
@@ -201,8 +314,10 @@ pub(crate) async fn require(
             .unwrap_or_else(|rejection| rejection.reply);
         return reply.error(ApiError::Unauthorized(reason.to_string()));
     }
-    if let Some(Ok(caller)) = checked {
-        request.extensions_mut().insert(caller);
-    }
+    let caller = match checked {
+        Some(Ok(caller)) => caller,
+        _ => Caller::anonymous(),
+    };
+    request.extensions_mut().insert(caller);
     next.run(request).await
 }

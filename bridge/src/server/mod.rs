@@ -74,6 +74,8 @@ pub struct ServerSettings {
     pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
     /// Semantic search (the model and its progress); `None`: search is lexical.
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
+    /// Which tools each caller may see and call (empty: every caller, every tool).
+    pub policies: Arc<crate::access::Policies>,
 }
 
 impl Default for ServerSettings {
@@ -91,6 +93,7 @@ impl Default for ServerSettings {
             metrics_public: false,
             idempotency: None,
             search: None,
+            policies: Arc::default(),
         }
     }
 }
@@ -201,6 +204,9 @@ impl From<&ServerSettings> for mcp::McpSettings {
             call_timeout: settings.call_timeout,
             telemetry: settings.telemetry.clone(),
             search: settings.search.clone(),
+            policies: Arc::clone(&settings.policies),
+            // Over HTTP, authentication names each request's caller (anonymous when off).
+            caller: crate::access::Caller::anonymous(),
         }
     }
 }

@@ -14,6 +14,7 @@ use otc_mappings::otc::{Dialect, OXP_VERSION_HEADER};
 use serde_json::{Value, json};
 
 use super::{AppState, CallEnvelope, ListEnvelope, Reply};
+use crate::access::{Caller, View};
 use crate::rescue::ApiError;
 use crate::telemetry::events::{Edge, ToolsListed};
 
@@ -105,13 +106,46 @@ fn shown(state: &SourceState, trusted: bool) -> Value {
 /// written on a blocking thread: thousands of tools take milliseconds.
 pub(super) async fn list_tools(
     State(state): State<AppState>,
+    caller: Option<axum::Extension<Caller>>,
     headers: HeaderMap,
     ListEnvelope { reply }: ListEnvelope,
 ) -> Response {
     ToolsListed { edge: Edge::Otc }.emit(&state.settings().telemetry);
     let catalog = state.catalog().current();
     let dialect = reply.dialect;
-    let mut response = if accepts_gzip(&headers) {
+    let gzip = accepts_gzip(&headers);
+    let policies = &state.settings().policies;
+    let mut response = if !policies.is_empty() {
+        // A caller's own view: written for this request (the kept bodies are everyone's).
+        let caller = caller.map(|c| c.0).unwrap_or_default();
+        let policies = std::sync::Arc::clone(policies);
+        let written = tokio::task::spawn_blocking(move || {
+            let sees = |e: &crate::catalog::registry::Entry| policies.sees(&caller, e);
+            if gzip {
+                let mut encoder =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                // Writing to a Vec cannot fail.
+                let _ = catalog.write_list_of(dialect, &mut encoder, sees);
+                encoder.finish().unwrap_or_default()
+            } else {
+                let mut body = Vec::new();
+                let _ = catalog.write_list_of(dialect, &mut body, sees);
+                body
+            }
+        })
+        .await;
+        let Ok(body) = written else {
+            tracing::error!("Writing the tool list did not finish.");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let mut response = reply.body(StatusCode::OK, Bytes::from(body));
+        if gzip {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        response
+    } else if gzip {
         let Ok(body) = tokio::task::spawn_blocking(move || catalog.list_body_gzip(dialect)).await
         else {
             tracing::error!("Compressing the tool list did not finish.");
@@ -204,22 +238,23 @@ pub(super) async fn not_found() -> Response {
 /// `POST /tools/call` (and `/call`).
 pub(super) async fn call_tool(
     State(state): State<AppState>,
-    caller: Option<axum::Extension<super::auth::Caller>>,
+    caller: Option<axum::Extension<Caller>>,
     CallEnvelope { reply, call }: CallEnvelope,
 ) -> Response {
     let catalog = state.catalog().current();
     let settings = state.settings();
+    let caller = caller.map(|c| c.0).unwrap_or_default();
     // Repeats are matched per caller: one caller's call_id never answers another's.
-    let caller = caller.map(|c| c.0.0).unwrap_or_default();
     let repeats = settings
         .idempotency
         .as_deref()
         .map(|store| crate::call::Repeats {
             store,
-            caller: &caller,
+            caller: &caller.scope,
         });
     let answer = crate::call::call(
         &catalog,
+        View::new(&caller, &settings.policies),
         settings.call_timeout,
         &settings.telemetry,
         repeats,

@@ -23,6 +23,7 @@ use serde_json::{Map, Value, json};
 use super::McpSettings;
 use super::credentials;
 use super::failure::McpFailure;
+use crate::access::View;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
 use crate::rescue::{ApiError, Extra, Refusal};
@@ -182,6 +183,7 @@ fn invalid(why: &InvalidArguments) -> CallToolResult {
 /// `search_tools`.
 pub(crate) fn search(
     catalog: &Catalog,
+    view: View<'_>,
     settings: &McpSettings,
     arguments: JsonObject,
 ) -> CallToolResult {
@@ -217,10 +219,16 @@ pub(crate) fn search(
         }),
         _ => None,
     };
+    let latest = catalog.latest();
+    // The caller's view inside the rankers: a restricted caller still gets `limit` results.
+    let sees = |position: usize| latest.get(position).is_some_and(|e| view.sees(e));
+    let scope = otc_search::Scope {
+        toolkit,
+        allowed: (!view.is_everything()).then_some(&sees as &(dyn Fn(usize) -> bool + Sync)),
+    };
     let answer = catalog
         .search_index()
-        .find(query, MAX_TOTAL, toolkit, meaning.as_ref());
-    let latest = catalog.latest();
+        .find(query, MAX_TOTAL, scope, meaning.as_ref());
     let several = answer.parts.len() > 1;
     let mut text = String::new();
     let results: Vec<Value> = answer
@@ -267,20 +275,21 @@ pub(crate) fn search(
 }
 
 /// `read_tool`.
-pub(crate) fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
+pub(crate) fn read(catalog: &Catalog, view: View<'_>, arguments: JsonObject) -> CallToolResult {
     let args: ReadArgs = match parse(READ, arguments) {
         Ok(args) => args,
         Err(why) => return invalid(&why),
     };
-    let entry = match call::resolve(catalog, &args.path) {
+    let entry = match call::resolve(catalog, &args.path, view) {
         Ok(entry) => entry,
-        Err(refusal) => return refused(catalog, refusal.into(), &args.path),
+        Err(refusal) => return refused(catalog, view, refusal.into(), &args.path),
     };
     let def = entry.definition();
     let name = def.id.name();
     let versions: Vec<String> = catalog
         .versions(&name)
         .iter()
+        .filter(|e| view.sees(e))
         .map(|e| e.definition().version.to_string())
         .collect();
     let schema = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
@@ -302,6 +311,7 @@ pub(crate) fn read(catalog: &Catalog, arguments: JsonObject) -> CallToolResult {
 /// `call_tool`.
 pub(crate) async fn call(
     catalog: &Catalog,
+    view: View<'_>,
     settings: &McpSettings,
     headers: Option<&HeaderMap>,
     trace_context: Option<TraceContext>,
@@ -313,6 +323,7 @@ pub(crate) async fn call(
     };
     call_path(
         catalog,
+        view,
         settings,
         headers,
         trace_context,
@@ -326,6 +337,7 @@ pub(crate) async fn call(
 /// the context the source's `context_headers` find in `headers`.
 pub(crate) async fn call_path(
     catalog: &Catalog,
+    view: View<'_>,
     settings: &McpSettings,
     headers: Option<&HeaderMap>,
     trace_context: Option<TraceContext>,
@@ -334,7 +346,7 @@ pub(crate) async fn call_path(
 ) -> CallToolResult {
     // Resolved once, here: the call reuses it (a path that names nothing is refused inside
     // `call::call`, with the suggestions).
-    let entry = call::resolve(catalog, &path).ok().cloned();
+    let entry = call::resolve(catalog, &path, view).ok().cloned();
     let context = entry
         .as_ref()
         .and_then(|entry| credentials::context(entry, headers));
@@ -349,6 +361,7 @@ pub(crate) async fn call_path(
     };
     let outcome = call::call(
         catalog,
+        view,
         settings.call_timeout,
         &settings.telemetry,
         // MCP calls carry no call_id: nothing to repeat.
@@ -368,17 +381,17 @@ pub(crate) async fn call_path(
             CallOutcome::Value(value) => success(value.unwrap_or(Value::Null)),
             CallOutcome::Error(error) => failure(McpFailure::from_tool_error(error)),
         },
-        Err(refusal) => refused(catalog, refusal, &path),
+        Err(refusal) => refused(catalog, view, refusal, &path),
     }
 }
 
 /// A tool name that is neither a meta-tool nor (in `all` mode) a catalog tool.
-pub(crate) fn not_found(catalog: &Catalog, name: &str) -> CallToolResult {
+pub(crate) fn not_found(catalog: &Catalog, view: View<'_>, name: &str) -> CallToolResult {
     let refusal = ApiError::UnknownTool {
         id: name.to_owned(),
         suggestion: None,
     };
-    refused(catalog, refusal.into(), name)
+    refused(catalog, view, refusal.into(), name)
 }
 
 /// A value as a result: a string as it is, anything else as JSON; an object also as
@@ -403,14 +416,19 @@ fn failure(failed: McpFailure) -> CallToolResult {
 
 /// A refusal before the call, with the closest paths when `path` names no tool: the served
 /// name differing only in case, then what a search for its words finds.
-fn refused(catalog: &Catalog, refusal: Refusal, path: &str) -> CallToolResult {
+fn refused(catalog: &Catalog, view: View<'_>, refusal: Refusal, path: &str) -> CallToolResult {
     let mut closest: Vec<String> = match &refusal.extra {
         Extra::NoSuchTool { suggestion } => suggestion.iter().cloned().collect(),
         _ => return failure(McpFailure::from_refusal(refusal, path, &[])),
     };
     let name = path.split('@').next().unwrap_or_default();
     let latest = catalog.latest();
-    for hit in catalog.search_index().search(name, 3, None) {
+    let sees = |position: usize| latest.get(position).is_some_and(|e| view.sees(e));
+    let scope = otc_search::Scope {
+        toolkit: None,
+        allowed: (!view.is_everything()).then_some(&sees as &(dyn Fn(usize) -> bool + Sync)),
+    };
+    for hit in catalog.search_index().search_in(name, 3, scope) {
         if let Some(entry) = latest.get(hit.position) {
             let id = entry.definition().id.to_string();
             if !closest.contains(&id) {
@@ -468,8 +486,11 @@ mod tests {
         let catalog = Catalog::default();
         let query = "word ".repeat(MAX_QUERY_CHARS);
         let arguments = json!({"query": query}).as_object().cloned().unwrap();
+        let everyone = crate::access::Policies::default();
+        let anonymous = crate::access::Caller::anonymous();
         let result = search(
             &catalog,
+            View::new(&anonymous, &everyone),
             &McpSettings::from(&crate::server::ServerSettings::default()),
             arguments,
         );

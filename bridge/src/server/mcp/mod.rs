@@ -31,6 +31,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
+use crate::access::{Caller, View};
 use crate::catalog::registry::SharedCatalog;
 use crate::telemetry::events::{Edge, ToolsListed, ToolsSearched};
 
@@ -65,6 +66,11 @@ pub struct McpSettings {
     pub telemetry: crate::telemetry::Telemetry,
     /// Semantic search; `None`: lexical.
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
+    /// Which tools each caller may see and call.
+    pub policies: Arc<crate::access::Policies>,
+    /// Who calls when the request names no caller: the configured identity on stdio
+    /// (`mcp.caller`); over HTTP, authentication names the caller of every request.
+    pub caller: Caller,
 }
 
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are
@@ -88,6 +94,18 @@ impl CatalogServer {
     }
 }
 
+impl CatalogServer {
+    /// Who sent the request: the caller server authentication put on the HTTP request, else
+    /// (stdio) the configured identity.
+    fn caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .unwrap_or(&self.settings.caller)
+    }
+}
+
 impl ServerHandler for CatalogServer {
     fn get_info(&self) -> ServerConfig {
         // The meta-tools never change; only `all` mode's list follows the catalog.
@@ -107,8 +125,9 @@ impl ServerHandler for CatalogServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let view = View::new(self.caller(&context), &self.settings.policies);
         ToolsListed { edge: Edge::Mcp }.emit(&self.settings.telemetry);
         let mut tools = Vec::new();
         let start = match request.and_then(|r| r.cursor) {
@@ -124,14 +143,20 @@ impl ServerHandler for CatalogServer {
         if self.settings.expose == Expose::All {
             let catalog = self.catalog.current();
             let latest = catalog.latest();
-            let end = latest.len().min(start.saturating_add(PAGE_SIZE));
-            tools.extend(
-                latest
-                    .get(start..end)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|e| meta::listed(e)),
-            );
+            // The cursor is a position in the catalog's list; a page holds the next tools the
+            // caller may see, so a restricted caller's pages are as full as anyone's.
+            let mut end = start;
+            let mut listed = 0;
+            for entry in latest.get(start..).unwrap_or_default() {
+                if listed == PAGE_SIZE {
+                    break;
+                }
+                end += 1;
+                if view.sees(entry) {
+                    tools.push(meta::listed(entry));
+                    listed += 1;
+                }
+            }
             if end < latest.len() {
                 next_cursor = Some(end.to_string());
             }
@@ -162,21 +187,34 @@ impl ServerHandler for CatalogServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let catalog = self.catalog.current();
+        let view = View::new(self.caller(&context), &self.settings.policies);
         let result = match request.name.as_ref() {
             meta::SEARCH => {
                 ToolsSearched.emit(&self.settings.telemetry);
-                meta::search(&catalog, &self.settings, arguments)
+                meta::search(&catalog, view, &self.settings, arguments)
             }
-            meta::READ => meta::read(&catalog, arguments),
+            meta::READ => meta::read(&catalog, view, arguments),
             meta::CALL => {
-                meta::call(&catalog, &self.settings, headers, trace_context, arguments).await
+                meta::call(
+                    &catalog,
+                    view,
+                    &self.settings,
+                    headers,
+                    trace_context,
+                    arguments,
+                )
+                .await
             }
-            name => match (self.settings.expose, catalog.by_otc_name(name)) {
+            name => match (
+                self.settings.expose,
+                catalog.by_otc_name(name).filter(|e| view.sees(e)),
+            ) {
                 (Expose::All, Some(entry)) => {
                     let path = entry.definition().id.to_string();
                     let arguments = arguments.into();
                     meta::call_path(
                         &catalog,
+                        view,
                         &self.settings,
                         headers,
                         trace_context,
@@ -185,7 +223,7 @@ impl ServerHandler for CatalogServer {
                     )
                     .await
                 }
-                _ => meta::not_found(&catalog, name),
+                _ => meta::not_found(&catalog, view, name),
             },
         };
         Ok(result.into())

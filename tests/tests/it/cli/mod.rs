@@ -10,6 +10,7 @@ mod interop;
 mod mcp_errors;
 mod metrics;
 mod per_caller;
+mod policies;
 mod readme;
 mod reload;
 mod search;

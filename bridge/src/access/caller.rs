@@ -1,0 +1,75 @@
+//! Who a request comes from (DESIGN.md §14): a name and attributes, whatever the way in.
+//! Secrets identify callers; names are what policies, logs and metrics see.
+
+use serde_json::{Map, Value};
+
+/// The name of the caller when authentication is off.
+pub(crate) const ANONYMOUS: &str = "anonymous";
+
+/// A caller, as server authentication established it (or the configuration gave it, on stdio).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// What policies, logs and metrics name: an API key entry's `name`, a JWT's `sub`, the
+    /// configured stdio identity, or `anonymous`. Never a key or a token.
+    pub name: String,
+    /// Groups: an API key entry's `groups`, or the values of the JWT claim configured as groups.
+    pub groups: Vec<String>,
+    /// A JWT's claims (what a policy's `claims:` and a condition's `caller.claims` read); empty
+    /// for API keys.
+    pub claims: Map<String, Value>,
+    /// What `call_id` repeats are matched within: a digest of the credential (the key, or the
+    /// JWT's issuer and subject), so two keys that share a name never share repeats; empty when
+    /// anonymous.
+    pub scope: String,
+}
+
+impl Caller {
+    /// The caller of every request when authentication is off.
+    pub fn anonymous() -> Self {
+        Self::named(ANONYMOUS)
+    }
+
+    /// A caller known by name only (the stdio identity, a test's caller).
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            groups: Vec::new(),
+            claims: Map::new(),
+            scope: String::new(),
+        }
+    }
+
+    /// This caller, in `groups` too.
+    #[must_use]
+    pub fn with_groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.groups.extend(groups.into_iter().map(Into::into));
+        self
+    }
+
+    /// This caller, with a JWT's `claims`.
+    #[must_use]
+    pub fn with_claims(mut self, claims: Map<String, Value>) -> Self {
+        self.claims = claims;
+        self
+    }
+
+    /// The repeat scope of a credential of `kind` (`key`, `jwt`): the first 16 bytes of its
+    /// SHA-256, so the scope names no secret.
+    pub(crate) fn scoped(mut self, kind: &str, secret: &[u8]) -> Self {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(secret);
+        self.scope = format!("{kind}:{}", otc_mappings::hex::hex(&digest[..16]));
+        self
+    }
+
+    /// Whether the caller is in `group`.
+    pub(crate) fn in_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g == group)
+    }
+}
+
+impl Default for Caller {
+    fn default() -> Self {
+        Self::anonymous()
+    }
+}

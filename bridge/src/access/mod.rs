@@ -1,0 +1,42 @@
+//! Who may see and call what (DESIGN.md §14): the caller a request comes from
+//! ([`caller`]), and the policies that decide, for every surface alike, which tools that caller
+//! sees and which calls it may make ([`policies`]).
+//!
+//! Server authentication (`server/auth.rs`) turns a credential into a [`Caller`]; the edges ask a
+//! [`View`] what to list, search and read; [`crate::call`] asks it whether a call may run, after
+//! the input is validated (conditions read the validated input).
+
+mod caller;
+mod policies;
+
+pub use caller::Caller;
+pub use policies::{Effect, Policies, PolicyConfig, PolicyError, Verdict};
+
+use crate::catalog::registry::Entry;
+
+/// What one caller may see and call: the policies applied to the caller.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View<'a> {
+    /// Who asks.
+    pub caller: &'a Caller,
+    /// The rules.
+    pub policies: &'a Policies,
+}
+
+impl<'a> View<'a> {
+    /// The view of `caller` under `policies`.
+    pub(crate) fn new(caller: &'a Caller, policies: &'a Policies) -> Self {
+        Self { caller, policies }
+    }
+
+    /// Whether the caller sees every tool (there are no policies): lists and searches then
+    /// skip the per-tool check, and `GET /tools` is the body kept per catalog.
+    pub(crate) fn is_everything(&self) -> bool {
+        self.policies.is_empty()
+    }
+
+    /// Whether the caller may see `entry`.
+    pub(crate) fn sees(&self, entry: &Entry) -> bool {
+        self.policies.sees(self.caller, entry)
+    }
+}
