@@ -49,6 +49,10 @@ pub(crate) enum Command {
     /// in --config): prints the authorization URL, catches the redirect on loopback, and keeps
     /// the tokens (file mode 0600) for the bridge to use and refresh.
     Login(InspectArgs),
+    /// What the configuration's policies let one caller see and call: `policy list --caller
+    /// NAME` prints the tools it sees; `policy explain --caller NAME TOOL --input JSON` prints
+    /// the decision for one call and what each rule made of it.
+    Policy(PolicyArgs),
     /// Serve the catalog to an MCP host over stdio (for hosts that spawn a command, e.g.
     /// Claude Desktop or Cursor): three meta-tools, search_tools, read_tool and call_tool, or
     /// every tool with --mcp-expose all. Logs go to stderr; stdout carries MCP only.
@@ -342,6 +346,57 @@ impl ServeArgs {
             sources: source_flags(matches)?,
         })
     }
+}
+
+/// `policy`'s subcommands.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PolicyArgs {
+    /// What to show.
+    #[command(subcommand)]
+    pub(crate) command: PolicyCommand,
+}
+
+/// `policy explain` and `policy list`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// The decision for one call (exit 1 when it would not be allowed), the rule that made it,
+    /// and what each rule made of it.
+    Explain(ExplainArgs),
+    /// The tool ids the caller may see, one per line.
+    List(WhoArgs),
+}
+
+/// Who asks, and the sources to ask about.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WhoArgs {
+    /// The caller's name (a named API key's, a JWT's `sub`, or `mcp.caller`'s); the groups the
+    /// configuration gives that name are its groups.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) caller: String,
+    /// A further group (repeatable).
+    #[arg(long = "group", value_name = "GROUP")]
+    pub(crate) groups: Vec<String>,
+    /// The caller's JWT claims, as a JSON object; the configured group claims among them are
+    /// groups too.
+    #[arg(long, value_name = "JSON")]
+    pub(crate) claims: Option<String>,
+    /// The configuration and sources.
+    #[command(flatten)]
+    pub(crate) inspect: InspectArgs,
+}
+
+/// `policy explain`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ExplainArgs {
+    /// The tool id, with or without `@version`.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: String,
+    /// The call's arguments, as a JSON object (conditions read them).
+    #[arg(long, value_name = "JSON")]
+    pub(crate) input: Option<String>,
+    /// Who asks.
+    #[command(flatten)]
+    pub(crate) who: WhoArgs,
 }
 
 /// Options of `tools` and `check`.

@@ -32,9 +32,9 @@ mod rescue;
 mod server;
 mod telemetry;
 
-pub use access::{Caller, Effect, Policies, PolicyConfig, PolicyError, Verdict};
+pub use access::{Caller, Effect, Policies, PolicyConfig, PolicyError, RuleTrace, Verdict};
 pub use catalog::lock::{Lockfile, OnChange};
-pub use catalog::registry::{Catalog, SharedCatalog, SourceTools};
+pub use catalog::registry::{Catalog, Resolution, SharedCatalog, SourceTools};
 pub use catalog::semantic::{ModelLoadError, SearchConfig, Semantic};
 pub use config::host_import;
 pub use config::sources::{Source, SourceFlag, SourceKind, Upstream, make_names_unique};

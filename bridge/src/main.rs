@@ -51,6 +51,9 @@ fn main() -> ExitCode {
             Some(Command::Diff(args)) => commands::diff::diff(&args).await,
             Some(Command::Login(args)) => commands::login::login(&args, sub).await,
             Some(Command::Mcp(args)) => commands::mcp::mcp(&args, sub).await,
+            Some(Command::Policy(args)) => {
+                commands::policy::policy(&args.command, sub_matches(sub)).await
+            }
             Some(Command::Demo(args)) => commands::demo::demo(&args).await,
             Some(Command::DemoMcpServer) => demo::mcp_server::serve_stdio()
                 .await

@@ -3,6 +3,30 @@
 
 use serde_json::{Map, Value};
 
+/// The claims whose values are a JWT caller's groups when the configuration names none.
+pub(crate) const DEFAULT_GROUP_CLAIMS: [&str; 2] = ["groups", "roles"];
+
+/// The groups a token's `claims` give: the values of the `group_claims` it has, each an array
+/// of strings or a string of space-separated words (OAuth's `scope` style).
+pub(crate) fn groups_in_claims(
+    claims: &Map<String, Value>,
+    group_claims: &[String],
+) -> Vec<String> {
+    let mut groups = Vec::new();
+    for claim in group_claims {
+        match claims.get(claim) {
+            Some(Value::Array(items)) => {
+                groups.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            Some(Value::String(words)) => {
+                groups.extend(words.split_whitespace().map(str::to_owned));
+            }
+            _ => {}
+        }
+    }
+    groups
+}
+
 /// The name of the caller when authentication is off.
 pub(crate) const ANONYMOUS: &str = "anonymous";
 

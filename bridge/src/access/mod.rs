@@ -10,7 +10,8 @@ mod caller;
 mod policies;
 
 pub use caller::Caller;
-pub use policies::{Effect, Policies, PolicyConfig, PolicyError, Verdict};
+pub(crate) use caller::{DEFAULT_GROUP_CLAIMS, groups_in_claims};
+pub use policies::{Effect, Policies, PolicyConfig, PolicyError, RuleTrace, Verdict};
 
 use crate::catalog::registry::Entry;
 

@@ -334,6 +334,55 @@ impl Policies {
     }
 }
 
+/// One rule as `otc-bridge policy explain` shows it: its label and effect, and what it made of
+/// the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleTrace {
+    /// The rule's name, or `#position`.
+    pub label: String,
+    /// What it decides when it applies.
+    pub effect: Effect,
+    /// Why it applies or not, in words.
+    pub outcome: String,
+}
+
+impl Policies {
+    /// Every rule's view of a call of `entry` by `caller` (with `input`, its condition is
+    /// evaluated; without, it is not), in order: for `otc-bridge policy explain`. The verdict
+    /// itself is [`Policies::decide`]'s.
+    pub fn trace(
+        &self,
+        caller: &Caller,
+        entry: &Entry,
+        input: Option<&Map<String, Value>>,
+    ) -> Vec<RuleTrace> {
+        self.rules
+            .iter()
+            .map(|rule| {
+                let outcome = match rule.mismatch(caller, entry) {
+                    Some(why) => format!("does not apply: {why}"),
+                    None => match (&rule.when, input) {
+                        (None, _) => "applies".to_owned(),
+                        (Some(_), None) => "applies when its condition holds".to_owned(),
+                        (Some(condition), Some(input)) => {
+                            if self.holds(condition, caller, entry, input) {
+                                "applies: its condition holds".to_owned()
+                            } else {
+                                "does not apply: its condition does not hold".to_owned()
+                            }
+                        }
+                    },
+                };
+                RuleTrace {
+                    label: rule.label.clone(),
+                    effect: rule.effect,
+                    outcome,
+                }
+            })
+            .collect()
+    }
+}
+
 impl Rule {
     fn compile(
         index: usize,
@@ -398,6 +447,37 @@ impl Rule {
     /// Whether the rule's who and what match (its condition aside).
     fn applies(&self, caller: &Caller, entry: &Entry) -> bool {
         self.is_for(caller) && self.covers(entry)
+    }
+
+    /// Why the rule's who or what does not match, in words (the slow path of
+    /// [`Rule::applies`], for explanations).
+    fn mismatch(&self, caller: &Caller, entry: &Entry) -> Option<String> {
+        if self
+            .callers
+            .as_ref()
+            .is_some_and(|set| !set.is_match(&caller.name))
+        {
+            return Some("the caller's name matches none of its callers".to_owned());
+        }
+        if !self.groups.is_empty() && !self.groups.iter().any(|g| caller.in_group(g)) {
+            return Some(format!(
+                "the caller is in none of its groups ({})",
+                self.groups.join(", ")
+            ));
+        }
+        if let Some((claim, wanted)) = self
+            .claims
+            .iter()
+            .find(|(claim, wanted)| !claim_has(caller.claims.get(claim), wanted))
+        {
+            return Some(format!(
+                "the caller's claim '{claim}' does not hold {wanted}"
+            ));
+        }
+        if !self.covers(entry) {
+            return Some("the tool is not one it names".to_owned());
+        }
+        None
     }
 
     fn is_for(&self, caller: &Caller) -> bool {

@@ -10,6 +10,7 @@ pub(crate) mod inspect;
 pub(crate) mod lock;
 pub(crate) mod login;
 pub(crate) mod mcp;
+pub(crate) mod policy;
 pub(crate) mod serve;
 
 use otc_bridge::{Config, FileConfig, Overrides};

@@ -378,6 +378,37 @@ impl Config {
 }
 
 impl Config {
+    /// The groups the configuration gives the caller `name`: its named API key's, and
+    /// `mcp.caller`'s when that is its name.
+    pub fn caller_groups(&self, name: &str) -> Vec<String> {
+        let keys = self
+            .auth
+            .api_keys
+            .iter()
+            .flat_map(ApiKeysConfig::entries)
+            .filter(|e| e.name.as_deref() == Some(name))
+            .flat_map(|e| e.groups.iter().cloned());
+        let stdio = (self.stdio_caller.name == name)
+            .then(|| self.stdio_caller.groups.iter().cloned())
+            .into_iter()
+            .flatten();
+        keys.chain(stdio).collect()
+    }
+
+    /// The groups a JWT carrying `claims` gives its caller (the configured `group_claims`).
+    pub fn groups_in_claims(
+        &self,
+        claims: &serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<String> {
+        let configured = self.auth.jwt.as_ref().and_then(|j| j.group_claims.clone());
+        let group_claims = configured.unwrap_or_else(|| {
+            crate::access::DEFAULT_GROUP_CLAIMS
+                .map(str::to_owned)
+                .to_vec()
+        });
+        crate::access::groups_in_claims(claims, &group_claims)
+    }
+
     /// What adapters are told when they are built: the variables holding the bridge's secrets,
     /// which no MCP child may inherit, and an empty HTTP stack for the OpenAPI sources to share
     /// (the server keeps this context, so sources a reload adds share it too).

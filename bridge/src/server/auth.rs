@@ -17,7 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::{AppState, extract};
-use crate::access::Caller;
+use crate::access::{Caller, DEFAULT_GROUP_CLAIMS, groups_in_claims};
 use crate::rescue::ApiError;
 
 /// HS256 keys shorter than this are weak (RFC 7518 §3.2: at least the hash size, 256 bits).
@@ -53,9 +53,6 @@ impl fmt::Debug for Authenticator {
             .finish()
     }
 }
-
-/// The claims whose values are a JWT caller's groups when the configuration names none.
-pub(crate) const DEFAULT_GROUP_CLAIMS: [&str; 2] = ["groups", "roles"];
 
 impl Authenticator {
     /// An authenticator accepting HS256 JWTs signed with `secret` and/or any of `api_keys`
@@ -146,7 +143,7 @@ impl Authenticator {
         self
     }
 
-    /// The claims whose values are a token's groups (default [`DEFAULT_GROUP_CLAIMS`]).
+    /// The claims whose values are a token's groups (default `groups` and `roles`).
     #[must_use]
     pub fn with_group_claims(mut self, claims: Vec<String>) -> Self {
         if let Some(jwt) = &mut self.jwt {
@@ -233,18 +230,7 @@ impl JwtCheck {
                 Caller { name, ..unnamed }
             }
         };
-        let mut groups = Vec::new();
-        for claim in &self.group_claims {
-            match claims.get(claim) {
-                Some(serde_json::Value::Array(items)) => {
-                    groups.extend(items.iter().filter_map(|v| v.as_str()).map(str::to_owned))
-                }
-                Some(serde_json::Value::String(words)) => {
-                    groups.extend(words.split_whitespace().map(str::to_owned));
-                }
-                _ => {}
-            }
-        }
+        let groups = groups_in_claims(&claims, &self.group_claims);
         Ok(caller.with_groups(groups).with_claims(claims))
     }
 }

@@ -553,3 +553,46 @@ fn a_policy_that_does_not_compile_is_refused_at_start_up_naming_the_rule() {
         assert!(stderr.contains(expected), "{rule}: {stderr}");
     }
 }
+
+#[test]
+fn policy_list_and_explain_show_what_a_caller_sees_and_why() {
+    let config = rs256_config();
+    let config = config.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["policy", "list", "--caller", "ci-bot", "--config", config]);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Vec<&str> = stdout
+        .lines()
+        .map(|l| l.split('@').next().unwrap())
+        .collect();
+    assert_eq!(listed, [ECHO, ORDER]);
+
+    let urgent = r#"{"customer": {"name": "A"}, "items": [], "priority": "high"}"#;
+    let (code, stdout, stderr) = run(&[
+        "policy", "explain", ORDER, "--caller", "ci-bot", "--input", urgent, "--config", config,
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stdout.contains("decision: refused by ci-orders: CI may not place high-priority orders"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4. ci-orders (allow): does not apply: its condition does not hold"),
+        "{stdout}"
+    );
+    // A token's claims: its scope makes the non-destructive tools visible, not the destructive.
+    let claims = r#"{"scope": "tools:read"}"#;
+    let (code, stdout, _) = run(&[
+        "policy", "explain", DIVIDE, "--caller", "alice", "--claims", claims, "--config", config,
+    ]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("decision: hidden"), "{stdout}");
+    assert!(
+        stdout.contains("2. nothing-destructive (deny): applies"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(&[
+        "policy", "explain", ECHO, "--caller", "alice", "--claims", claims, "--config", config,
+    ]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("decision: visible"), "{stdout}");
+}

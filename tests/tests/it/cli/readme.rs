@@ -34,7 +34,7 @@ async fn every_readme_command_works() {
     assert!(commands.len() >= 5, "{commands:?}");
     for args in commands {
         let subcommand = args.first().map(String::as_str);
-        if matches!(subcommand, Some("tools" | "check" | "export")) {
+        if matches!(subcommand, Some("tools" | "check" | "export" | "policy")) {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let (code, stdout, stderr) = run(&refs);
             assert_eq!(
