@@ -23,8 +23,8 @@ use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
 use crate::rescue::{self, ApiError, Refusal, Rescued};
 use crate::telemetry::Telemetry;
 use crate::telemetry::events::{
-    CallEvents, CallFinished, CallRefused, CallStarted, CallUnauthenticated, Edge, ToolResolved,
-    UpstreamAnswered, UpstreamCalled,
+    CallDecided, CallEvents, CallFinished, CallRefused, CallStarted, CallUnauthenticated, Edge,
+    ToolResolved, UpstreamAnswered, UpstreamCalled,
 };
 
 /// A call request as an edge parsed it.
@@ -84,6 +84,7 @@ pub(crate) async fn call(
 ) -> Result<Answer, Refusal> {
     let mut events = CallStarted {
         edge: call.edge,
+        caller: &view.caller.name,
         trace_context: call.trace_context.as_ref(),
         trace_id: call.request.trace_id.as_deref(),
     }
@@ -108,6 +109,7 @@ pub(crate) async fn call(
             requested: &tool_id,
             failed: matches!(answer.response.outcome, CallOutcome::Error(_)),
             cause: answer.failure.as_deref(),
+            response: &answer.response,
         }
         .emit(events),
         Err(refusal) => CallRefused {
@@ -195,7 +197,19 @@ async fn run(
         _ => Map::new(),
     };
     // Decided on the validated input, which is what a policy's condition reads.
-    match view.policies.decide(view.caller, entry, &input) {
+    let verdict = view.policies.decide(view.caller, entry, &input);
+    let (allowed, rule) = match verdict {
+        Verdict::Allowed(rule) => (true, rule),
+        Verdict::Refused(rule) => (false, rule),
+        Verdict::Hidden => (false, None),
+    };
+    CallDecided {
+        allowed,
+        rule: rule.map(|r| view.policies.label(r)),
+        input: &input,
+    }
+    .emit(events);
+    match verdict {
         Verdict::Allowed(_) => {}
         Verdict::Refused(rule) => {
             return Err(ApiError::NotPermitted {
@@ -482,7 +496,7 @@ mod tests {
         let metrics = Arc::new(Metrics::new(true));
         let telemetry = Telemetry {
             metrics: Some(Arc::clone(&metrics)),
-            traces: None,
+            ..Telemetry::default()
         };
         let count = |outcome: &str, source: &str, tool: &str| {
             let labels = [

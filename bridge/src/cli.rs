@@ -53,6 +53,9 @@ pub(crate) enum Command {
     /// NAME` prints the tools it sees; `policy explain --caller NAME TOOL --input JSON` prints
     /// the decision for one call and what each rule made of it.
     Policy(PolicyArgs),
+    /// Check an audit trail (`audit:` in the configuration): `audit verify FILE.3 FILE.2 FILE.1
+    /// FILE`, oldest first, names the first line that was changed, removed or inserted.
+    Audit(AuditArgs),
     /// Serve the catalog to an MCP host over stdio (for hosts that spawn a command, e.g.
     /// Claude Desktop or Cursor): three meta-tools, search_tools, read_tool and call_tool, or
     /// every tool with --mcp-expose all. Logs go to stderr; stdout carries MCP only.
@@ -346,6 +349,29 @@ impl ServeArgs {
             sources: source_flags(matches)?,
         })
     }
+}
+
+/// `audit`'s subcommands.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct AuditArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: AuditCommand,
+}
+
+/// `audit verify`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Check the hash chain of a trail across its files; exit 1 at the first line changed,
+    /// removed or inserted.
+    Verify {
+        /// The trail's files in the order they were written: the oldest rotated file first.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// The environment variable holding the trail's key, when `audit.key_env` was set.
+        #[arg(long, value_name = "VAR")]
+        key_env: Option<String>,
+    },
 }
 
 /// `policy`'s subcommands.

@@ -10,7 +10,7 @@
 //! | `idempotency/` | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
 //! | `rescue.rs` | errors and refusals, and their wire shapes |
 //! | `catalog/` | the tools served (`catalog/registry.rs`), per-source policy, lockfile pins, validation, requirements |
-//! | `telemetry/` | call events → log lines, metrics and traces |
+//! | `telemetry/` | call events → log lines, metrics, traces and the audit trail |
 //! | `config/` | the file, the flags and MCP hosts' files → one resolved [`Config`] |
 //! | `lifecycle/` | starting sources and keeping the catalog fresh; reloading the configuration |
 //!
@@ -48,5 +48,6 @@ pub use rescue::tool_error;
 pub use server::listen::{ConnectionLimits, is_body_timeout, raise_fd_limit, serve};
 pub use server::mcp::{CatalogServer, Expose, McpSettings, serve_stdio};
 pub use server::{AppState, Authenticator, ServerSettings, app};
+pub use telemetry::audit::{AuditConfig, AuditError, AuditTrail, Broken, verify as verify_audit};
 pub use telemetry::metrics::Metrics;
 pub use telemetry::traces::Traces;

@@ -51,6 +51,7 @@ fn main() -> ExitCode {
             Some(Command::Diff(args)) => commands::diff::diff(&args).await,
             Some(Command::Login(args)) => commands::login::login(&args, sub).await,
             Some(Command::Mcp(args)) => commands::mcp::mcp(&args, sub).await,
+            Some(Command::Audit(args)) => commands::audit::audit(&args.command),
             Some(Command::Policy(args)) => {
                 commands::policy::policy(&args.command, sub_matches(sub)).await
             }

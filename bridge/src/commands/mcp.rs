@@ -55,6 +55,8 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
         ..McpSettings::from(&config.settings)
     };
     settings.telemetry.traces = traces.clone();
+    let audit = super::open_audit(&config)?;
+    settings.telemetry.audit = audit.clone();
     let server = CatalogServer::new(catalog, settings);
     let served = tokio::select! {
         served = otc_bridge::serve_stdio(server) => served,
@@ -62,6 +64,9 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     };
     stop_all(&adapters).await;
     super::stop_traces(traces).await;
+    if let Some(audit) = audit {
+        audit.flush();
+    }
     served.context("MCP over stdio failed")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 //! (`inspect`), `export`, `import`, `lock`, `diff`, `login`, `mcp` (stdio), and `demo`. Each resolves its configuration with
 //! [`otc_bridge::Config::resolve`] and prints for a person; the library does the work.
 
+pub(crate) mod audit;
 pub(crate) mod demo;
 pub(crate) mod diff;
 pub(crate) mod export;
@@ -57,6 +58,37 @@ pub(crate) fn start_traces() -> anyhow::Result<Option<std::sync::Arc<otc_bridge:
         tracing::info!("Exporting traces over OTLP.");
     }
     Ok(traces.map(std::sync::Arc::new))
+}
+
+/// The audit trail `audit:` configures, open, with its buffer written to the file every
+/// second; `None` when it is off.
+pub(crate) fn open_audit(
+    config: &otc_bridge::Config,
+) -> anyhow::Result<Option<std::sync::Arc<otc_bridge::AuditTrail>>> {
+    let Some(audit) = &config.audit else {
+        return Ok(None);
+    };
+    // The values of the bridge's secrets, never to appear in a recorded input.
+    let secrets = config
+        .secret_env
+        .iter()
+        .filter_map(|var| std::env::var(var).ok())
+        .collect();
+    let trail = std::sync::Arc::new(otc_bridge::AuditTrail::open(audit, secrets)?);
+    let flushed = std::sync::Arc::downgrade(&trail);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            every.tick().await;
+            match flushed.upgrade() {
+                Some(trail) => {
+                    let _ = tokio::task::spawn_blocking(move || trail.flush()).await;
+                }
+                None => return,
+            }
+        }
+    });
+    Ok(Some(trail))
 }
 
 /// Exports the spans still queued and stops the exporter (it blocks, so not on a runtime

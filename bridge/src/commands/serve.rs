@@ -59,6 +59,8 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     settings.idempotency = Some(Arc::new(idempotency));
     let traces = super::start_traces()?;
     settings.telemetry.traces = traces.clone();
+    let audit = super::open_audit(&config)?;
+    settings.telemetry.audit = audit.clone();
     let search = super::load_search_model(&config.search);
     let served = run_server(
         listener,
@@ -87,6 +89,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     )
     .await;
     super::stop_traces(traces).await;
+    if let Some(audit) = audit {
+        audit.flush();
+    }
     served
 }
 

@@ -83,6 +83,8 @@ pub struct FileConfig {
     /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
     /// a source's own `on_change` wins.
     pub on_change: Option<OnChange>,
+    /// The audit trail: one hash-chained line per decided call (`audit:`); off by default.
+    pub audit: Option<crate::telemetry::audit::AuditConfig>,
     /// Who may see and call what (DESIGN.md §14): ordered rules, the first that matches
     /// decides; none: every caller sees and calls every tool.
     pub policies: Vec<crate::access::PolicyConfig>,
@@ -239,6 +241,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// Who `otc-bridge mcp` calls as (`mcp.caller`, else anonymous).
     pub stdio_caller: crate::access::Caller,
+    /// `audit`.
+    pub audit: Option<crate::telemetry::audit::AuditConfig>,
 }
 
 impl Config {
@@ -263,6 +267,7 @@ impl Config {
             idempotency,
             lock,
             on_change,
+            audit,
             policies,
             sources: entries,
             warnings,
@@ -350,6 +355,7 @@ impl Config {
         );
         let secret_env = auth
             .secret_env()
+            .chain(audit.iter().filter_map(|a| a.key_env.clone()))
             .chain(sources.iter().flat_map(Source::secret_env))
             .collect();
         Ok(Self {
@@ -373,6 +379,7 @@ impl Config {
             secret_env,
             warnings,
             stdio_caller,
+            audit,
         })
     }
 }

@@ -9,6 +9,7 @@
 //! | [`ToolResolved`] | [`crate::call`] | | the tool's label set, once | tool id, version, source |
 //! | [`UpstreamCalled`] | [`crate::call`] | | `calls_in_flight` +1 | `otc.upstream` starts; its context goes upstream |
 //! | [`UpstreamAnswered`] | [`crate::call`] | | `calls_in_flight` −1, `upstream_duration_seconds` | `otc.upstream` ends (error status) |
+//! | [`CallDecided`] | [`crate::call`] | | `policy_decisions_total{effect, rule}` | |
 //! | [`CallFinished`] | [`crate::call`] | MCP: `MCP call succeeded` / `… failed in the tool` | `calls_total{outcome=success\|tool_error}`, `call_duration_seconds` | `otc.call` ends with its outcome |
 //! | [`CallRefused`] | [`crate::call`] | MCP: `MCP call refused` | `calls_total{outcome=<status>}`, `call_duration_seconds` | `otc.call` ends, refused |
 //! | [`CallUnauthenticated`] | [`crate::call::unauthenticated`] (for the auth layer) | | `calls_total{outcome=401}` | |
@@ -32,6 +33,7 @@ use std::time::Instant;
 use otc_adapters::{AdapterError, TraceContext};
 
 use super::Telemetry;
+use super::audit::{AuditTrail, Record};
 use super::metrics::{InFlight, Outcome, ToolMetrics};
 use super::traces::{CallSpan, UpstreamSpan};
 use crate::catalog::registry::Entry;
@@ -64,16 +66,29 @@ impl Edge {
 /// A call arrived: its clock and its span start, the span a child of the caller's trace context
 /// (`trace_context`, else its `trace_id` when that is a W3C `traceparent`).
 #[derive(Debug)]
-pub(crate) struct CallStarted<'a> {
+pub(crate) struct CallStarted<'a, 'c> {
     pub(crate) edge: Edge,
+    /// The caller's name (for the audit trail).
+    pub(crate) caller: &'c str,
     pub(crate) trace_context: Option<&'a TraceContext>,
     pub(crate) trace_id: Option<&'a str>,
 }
 
-impl CallStarted<'_> {
+impl<'c> CallStarted<'_, 'c> {
     /// Starts the call's record, where its later events go.
-    pub(crate) fn emit<'t>(self, telemetry: &'t Telemetry) -> CallEvents<'t> {
+    pub(crate) fn emit<'t>(self, telemetry: &'t Telemetry) -> CallEvents<'t>
+    where
+        'c: 't,
+    {
         CallEvents {
+            audit: telemetry.audit.as_deref().map(|trail| Audited {
+                trail,
+                caller: self.caller,
+                tool: None,
+                decision: None,
+                bytes_in: 0,
+                input: None,
+            }),
             edge: self.edge,
             started: Instant::now(),
             metrics: telemetry.metrics.as_deref(),
@@ -95,6 +110,52 @@ pub(crate) struct CallEvents<'t> {
     metrics: Option<&'t super::metrics::Metrics>,
     span: Option<CallSpan<'t>>,
     tool: Option<Arc<ToolMetrics>>,
+    audit: Option<Audited<'t>>,
+}
+
+/// What the audit trail will record of a call, gathered as it goes (only when the trail is on).
+#[derive(Debug)]
+struct Audited<'t> {
+    trail: &'t AuditTrail,
+    caller: &'t str,
+    tool: Option<String>,
+    /// The decision (`allow`, `refuse`, `none`) and the rule's label.
+    decision: Option<(&'static str, Option<String>)>,
+    bytes_in: usize,
+    input: Option<serde_json::Value>,
+}
+
+impl Audited<'_> {
+    /// Writes the call's line.
+    fn record(self, edge: Edge, requested: &str, outcome: &Closed<'_>, ms: f64) {
+        let (decision, rule) = match &self.decision {
+            Some((decision, rule)) => (Some(*decision), rule.as_deref()),
+            None => (None, None),
+        };
+        self.trail.record(&Record {
+            caller: self.caller,
+            edge: edge.label(),
+            requested,
+            tool: self.tool,
+            call_id: outcome.call_id,
+            decision,
+            rule,
+            outcome: outcome.outcome,
+            status: outcome.status,
+            ms: (ms * 1000.0).round() / 1000.0,
+            bytes_in: self.bytes_in,
+            bytes_out: outcome.bytes_out,
+            input: self.input,
+        });
+    }
+}
+
+/// How a call ended, for its audit line.
+struct Closed<'a> {
+    outcome: &'static str,
+    status: Option<u16>,
+    call_id: Option<&'a str>,
+    bytes_out: usize,
 }
 
 impl CallEvents<'_> {
@@ -116,6 +177,42 @@ impl ToolResolved<'_> {
             span.tool(self.entry);
         }
         call.tool = call.metrics.map(|metrics| metrics.tool(self.entry));
+        if let Some(audit) = &mut call.audit {
+            audit.tool = Some(self.entry.definition().id.to_string());
+        }
+    }
+}
+
+/// Policies decided a call of a visible tool on its validated input: allowed or refused, by
+/// the rule at `rule` (`None`: no policies, or no rule allowed it).
+#[derive(Debug)]
+pub(crate) struct CallDecided<'a> {
+    pub(crate) allowed: bool,
+    pub(crate) rule: Option<&'a str>,
+    pub(crate) input: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+impl CallDecided<'_> {
+    pub(crate) fn emit(self, call: &mut CallEvents<'_>) {
+        if let Some(metrics) = call.metrics
+            && let Some(rule) = self.rule
+        {
+            metrics.decided(self.allowed, rule);
+        }
+        if let Some(audit) = &mut call.audit {
+            audit.decision = Some((
+                match (self.allowed, self.rule) {
+                    (true, None) => "none",
+                    (true, Some(_)) => "allow",
+                    (false, _) => "refuse",
+                },
+                self.rule.map(str::to_owned),
+            ));
+            audit.bytes_in = serde_json::to_vec(self.input).map_or(0, |b| b.len());
+            if audit.trail.records_inputs() {
+                audit.input = Some(audit.trail.scrubbed(self.input));
+            }
+        }
     }
 }
 
@@ -185,6 +282,8 @@ pub(crate) struct CallFinished<'a> {
     pub(crate) requested: &'a str,
     pub(crate) failed: bool,
     pub(crate) cause: Option<&'a str>,
+    /// The answer (for the audit trail's call id and size).
+    pub(crate) response: &'a otc_mappings::otc::CallToolResponse,
 }
 
 impl CallFinished<'_> {
@@ -197,6 +296,27 @@ impl CallFinished<'_> {
         let elapsed = call.started.elapsed();
         if let Some(tool) = &call.tool {
             tool.finished(outcome, elapsed);
+        }
+        if let Some(audit) = call.audit {
+            let closed = Closed {
+                outcome: if self.failed { "tool_error" } else { "success" },
+                status: None,
+                call_id: Some(&self.response.call_id),
+                bytes_out: match &self.response.outcome {
+                    otc_mappings::otc::CallOutcome::Value(value) => {
+                        serde_json::to_vec(value).map_or(0, |b| b.len())
+                    }
+                    otc_mappings::otc::CallOutcome::Error(error) => {
+                        serde_json::to_vec(error).map_or(0, |b| b.len())
+                    }
+                },
+            };
+            audit.record(
+                call.edge,
+                self.requested,
+                &closed,
+                elapsed.as_secs_f64() * 1000.0,
+            );
         }
         if let Some(span) = call.span {
             span.finish(outcome);
@@ -229,6 +349,20 @@ impl CallRefused<'_> {
         let elapsed = call.started.elapsed();
         if let Some(metrics) = call.metrics {
             metrics.refused(call.tool.as_deref(), status, elapsed);
+        }
+        if let Some(audit) = call.audit {
+            let closed = Closed {
+                outcome: "refused",
+                status: Some(status),
+                call_id: None,
+                bytes_out: self.refusal.message.len(),
+            };
+            audit.record(
+                call.edge,
+                self.requested,
+                &closed,
+                elapsed.as_secs_f64() * 1000.0,
+            );
         }
         if let Some(span) = call.span {
             span.finish(Outcome::Refused(status));

@@ -70,6 +70,7 @@ pub struct Metrics {
     catalog_tools: IntGaugeVec,
     lists: IntCounterVec,
     searches: IntCounter,
+    decisions: IntCounterVec,
     tool_label: bool,
     tools: RwLock<ToolCache>,
 }
@@ -201,6 +202,12 @@ impl Metrics {
         )
         .unwrap_or_else(|e| unreachable!("metric: {e}"));
         let _ = registry.register(Box::new(searches.clone()));
+        // Labelled by the rule's name (or position): as many label sets as rules, at most.
+        let decisions = counter(
+            "otc_bridge_policy_decisions_total",
+            "Calls decided by a policy rule, by effect (allow, refuse) and rule.",
+            &["effect", "rule"],
+        );
         Self {
             registry,
             calls,
@@ -212,6 +219,7 @@ impl Metrics {
             catalog_tools,
             lists,
             searches,
+            decisions,
             tool_label,
             tools: RwLock::default(),
         }
@@ -280,6 +288,12 @@ impl Metrics {
     /// Counts a tool list on `edge` (`otc` or `mcp`).
     pub(crate) fn list(&self, edge: &str) {
         self.lists.with_label_values(&[edge]).inc();
+    }
+
+    /// Counts a call a policy rule decided.
+    pub(crate) fn decided(&self, allowed: bool, rule: &str) {
+        let effect = if allowed { "allow" } else { "refuse" };
+        self.decisions.with_label_values(&[effect, rule]).inc();
     }
 
     /// Counts an MCP `search_tools` call.

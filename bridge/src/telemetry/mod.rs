@@ -11,6 +11,7 @@
 //! What this module may import: the catalog (an event names its tool) and `rescue` (a refusal
 //! is what an event reports); never an edge.
 
+pub(crate) mod audit;
 pub(crate) mod events;
 pub(crate) mod metrics;
 pub(crate) mod traces;
@@ -25,4 +26,6 @@ pub struct Telemetry {
     pub metrics: Option<Arc<metrics::Metrics>>,
     /// Where calls are traced (OTLP); `None` when traces are off, the default.
     pub traces: Option<Arc<traces::Traces>>,
+    /// Where each decided call is recorded (`audit:`); `None` when off, the default.
+    pub audit: Option<Arc<audit::AuditTrail>>,
 }

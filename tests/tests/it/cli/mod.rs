@@ -1,6 +1,7 @@
 //! Tests of the `otc-bridge` binary as a user runs it: the demo as printed, every command of the
 //! README, and the messages of bad configurations.
 
+mod audit;
 mod config;
 mod demo;
 mod host_config;
