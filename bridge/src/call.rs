@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
 
-use crate::access::{Verdict, View};
+use crate::access::{Admitted, Limited, Verdict, View};
 use crate::catalog::lock::Drift;
 use crate::catalog::registry::{Catalog, Entry, Resolution};
 use crate::catalog::{requirements, validate};
@@ -228,6 +228,14 @@ async fn run(
             });
         }
     }
+    // Counted only once allowed; held (its concurrency permits) until the call has ended.
+    let _admitted = match view.limits {
+        Some(limits) => limits
+            .admit(view.caller, entry)
+            .await
+            .map_err(|Limited { rule, wait }| ApiError::RateLimited { rule, wait })?,
+        None => Admitted::default(),
+    };
     let CallToolRequest {
         call_id,
         trace_id,

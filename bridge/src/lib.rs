@@ -32,7 +32,10 @@ mod rescue;
 mod server;
 mod telemetry;
 
-pub use access::{Caller, Effect, Policies, PolicyConfig, PolicyError, RuleTrace, Verdict};
+pub use access::{
+    Caller, Effect, LimitConfig, LimitError, Limits, Per, Policies, PolicyConfig, PolicyError,
+    RateLimitsConfig, RuleTrace, Verdict,
+};
 pub use catalog::lock::{Lockfile, OnChange};
 pub use catalog::registry::{Catalog, Resolution, SharedCatalog, SourceTools};
 pub use catalog::semantic::{ModelLoadError, SearchConfig, Semantic};

@@ -54,6 +54,15 @@ pub(crate) enum ApiError {
         /// The rule's name or position, or `no rule allows it`.
         rule: String,
     },
+    /// A rate limit or concurrency cap is reached (429, retryable after `wait`). `rule` names
+    /// it for the log; empty when the limit store could not be asked (`on_store_error: refuse`).
+    #[error("limited by rate limit {rule} for {wait:?}")]
+    RateLimited {
+        /// The limit's name or position.
+        rule: String,
+        /// How long until the call would pass.
+        wait: std::time::Duration,
+    },
     /// The body is not declared as JSON (415).
     #[error("the request body is not declared as JSON")]
     UnsupportedMediaType,
@@ -217,6 +226,11 @@ pub(crate) enum Extra {
     },
     /// `input` fails the tool's input schema: one message per top-level parameter.
     ParameterErrors(IndexMap<String, Value>),
+    /// The call may be made again after this long (the standard's `retry_after_ms`).
+    RetryAfter {
+        /// Milliseconds.
+        ms: u64,
+    },
 }
 
 impl Refusal {
@@ -288,6 +302,24 @@ impl From<ApiError> for Refusal {
                 },
             )
             .log(err.to_string()),
+            ApiError::RateLimited { ref rule, wait } => {
+                let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+                let message = if rule.is_empty() {
+                    format!("The rate limit cannot be checked right now; try again in {ms} ms.")
+                } else {
+                    format!("Too many calls: a rate limit is reached; try again in {ms} ms.")
+                };
+                let mut refusal = Refusal::new(StatusCode::TOO_MANY_REQUESTS, message)
+                    .log(err.to_string())
+                    .retry()
+                    .extra(Extra::RetryAfter { ms });
+                // Whole seconds, rounded up (RFC 9110 §10.2.3).
+                let seconds = ms.div_ceil(1000).to_string();
+                if let Ok(value) = HeaderValue::from_str(&seconds) {
+                    refusal.headers.insert(header::RETRY_AFTER, value);
+                }
+                refusal
+            }
             ApiError::UnsupportedMediaType => Refusal::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "The request body must be JSON: send it with 'Content-Type: application/json'.",

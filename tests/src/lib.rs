@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod bridge_process;
 pub mod conformance;
 pub mod http;
+pub mod redis;
 pub mod spec;
 pub mod tools;
 pub mod upstream_http;

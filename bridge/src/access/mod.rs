@@ -7,27 +7,44 @@
 //! the input is validated (conditions read the validated input).
 
 mod caller;
+mod limits;
 mod policies;
 
 pub use caller::Caller;
 pub(crate) use caller::{DEFAULT_GROUP_CLAIMS, groups_in_claims};
+pub(crate) use limits::{Admitted, Limited};
+pub use limits::{LimitConfig, LimitError, Limits, Per, RateLimitsConfig};
 pub use policies::{Effect, Policies, PolicyConfig, PolicyError, RuleTrace, Verdict};
 
 use crate::catalog::registry::Entry;
 
-/// What one caller may see and call: the policies applied to the caller.
+/// What one caller may see and call: the policies and limits applied to the caller.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct View<'a> {
     /// Who asks.
     pub caller: &'a Caller,
     /// The rules.
     pub policies: &'a Policies,
+    /// The limits its calls count against (`None`: none).
+    pub limits: Option<&'a Limits>,
 }
 
 impl<'a> View<'a> {
-    /// The view of `caller` under `policies`.
+    /// The view of `caller` under `policies`, without limits.
     pub(crate) fn new(caller: &'a Caller, policies: &'a Policies) -> Self {
-        Self { caller, policies }
+        Self {
+            caller,
+            policies,
+            limits: None,
+        }
+    }
+
+    /// This view, with its calls counted against `limits`.
+    pub(crate) fn limited(self, limits: &'a Limits) -> Self {
+        Self {
+            limits: Some(limits).filter(|l| !l.is_empty()),
+            ..self
+        }
     }
 
     /// Whether the caller sees every tool (there are no policies): lists and searches then

@@ -334,6 +334,41 @@ impl Policies {
     }
 }
 
+/// The who and what of a rule, for rules that are not policies (rate limits): the same keys,
+/// matched the same way.
+#[derive(Debug)]
+pub(crate) struct Matcher(Rule);
+
+impl Matcher {
+    /// Compiles the who and what of `config` (its effect, condition and reason are not read).
+    pub(crate) fn compile(
+        index: usize,
+        config: &PolicyConfig,
+        known_groups: Option<&[String]>,
+    ) -> Result<Self, PolicyError> {
+        Rule::compile(index, config, known_groups).map(Self)
+    }
+
+    /// The rule's name or position.
+    pub(crate) fn label(&self) -> &str {
+        &self.0.label
+    }
+
+    /// Whether the who and what match.
+    pub(crate) fn applies(&self, caller: &Caller, entry: &Entry) -> bool {
+        self.0.applies(caller, entry)
+    }
+
+    /// The first of the rule's groups the caller is in (what a per-group counter counts).
+    pub(crate) fn group_of<'c>(&self, caller: &'c Caller) -> Option<&'c str> {
+        caller
+            .groups
+            .iter()
+            .find(|g| self.0.groups.is_empty() || self.0.groups.contains(g))
+            .map(String::as_str)
+    }
+}
+
 /// One rule as `otc-bridge policy explain` shows it: its label and effect, and what it made of
 /// the call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,6 +55,9 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
         ..McpSettings::from(&config.settings)
     };
     settings.telemetry.traces = traces.clone();
+    if let Some(limits) = config.shared_limits().await? {
+        settings.limits = limits;
+    }
     let audit = super::open_audit(&config)?;
     settings.telemetry.audit = audit.clone();
     let server = CatalogServer::new(catalog, settings);

@@ -57,6 +57,9 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     let idempotency =
         otc_bridge::Idempotency::new(config.state.as_deref(), &config.idempotency).await?;
     settings.idempotency = Some(Arc::new(idempotency));
+    if let Some(limits) = config.shared_limits().await? {
+        settings.limits = limits;
+    }
     let traces = super::start_traces()?;
     settings.telemetry.traces = traces.clone();
     let audit = super::open_audit(&config)?;

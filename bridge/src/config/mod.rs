@@ -83,6 +83,8 @@ pub struct FileConfig {
     /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
     /// a source's own `on_change` wins.
     pub on_change: Option<OnChange>,
+    /// Rate limits and concurrency caps per caller, group, tool or rule (`rate_limits:`).
+    pub rate_limits: crate::access::RateLimitsConfig,
     /// The audit trail: one hash-chained line per decided call (`audit:`); off by default.
     pub audit: Option<crate::telemetry::audit::AuditConfig>,
     /// Who may see and call what (DESIGN.md §14): ordered rules, the first that matches
@@ -243,6 +245,11 @@ pub struct Config {
     pub stdio_caller: crate::access::Caller,
     /// `audit`.
     pub audit: Option<crate::telemetry::audit::AuditConfig>,
+    /// `rate_limits` (compiled in memory in `settings.limits`; [`Config::shared_limits`] moves
+    /// their counters to Redis when `state` names one).
+    pub rate_limits: crate::access::RateLimitsConfig,
+    /// The groups a rule may name (`None`: any, since JWTs may carry any group).
+    pub known_groups: Option<Vec<String>>,
 }
 
 impl Config {
@@ -267,6 +274,7 @@ impl Config {
             idempotency,
             lock,
             on_change,
+            rate_limits,
             audit,
             policies,
             sources: entries,
@@ -353,6 +361,10 @@ impl Config {
             crate::access::Policies::compile(&policies, known_groups.as_deref())
                 .map_err(|e| ConfigError::Invalid(e.to_string()))?,
         );
+        settings.limits = Arc::new(
+            crate::access::Limits::compile(&rate_limits, known_groups.as_deref(), None)
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?,
+        );
         let secret_env = auth
             .secret_env()
             .chain(audit.iter().filter_map(|a| a.key_env.clone()))
@@ -380,11 +392,34 @@ impl Config {
             warnings,
             stdio_caller,
             audit,
+            rate_limits,
+            known_groups,
         })
     }
 }
 
 impl Config {
+    /// The rate limits with their counters in the Redis `state` names, shared by every replica;
+    /// `None` when they stay in memory (no Redis, or no rate to count).
+    pub async fn shared_limits(
+        &self,
+    ) -> Result<Option<Arc<crate::access::Limits>>, crate::idempotency::StoreError> {
+        let Some(url) = self.state.as_deref().filter(|s| s.starts_with("redis")) else {
+            return Ok(None);
+        };
+        if !self.rate_limits.rules.iter().any(|r| r.rate.is_some()) {
+            return Ok(None);
+        }
+        let redis = crate::idempotency::connect_redis(url).await?;
+        let limits = crate::access::Limits::compile(
+            &self.rate_limits,
+            self.known_groups.as_deref(),
+            Some(redis),
+        );
+        // The same configuration compiled in `resolve`: it cannot fail now.
+        Ok(limits.ok().map(Arc::new))
+    }
+
     /// The groups the configuration gives the caller `name`: its named API key's, and
     /// `mcp.caller`'s when that is its name.
     pub fn caller_groups(&self, name: &str) -> Vec<String> {

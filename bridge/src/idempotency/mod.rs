@@ -25,6 +25,8 @@
 mod memory;
 mod redis;
 
+pub(crate) use redis::connect as connect_redis;
+
 use std::time::Duration;
 
 use otc_mappings::change::{write_sorted, write_sorted_object};

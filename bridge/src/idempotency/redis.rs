@@ -93,6 +93,26 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
+/// A reconnecting connection to the Redis at `url` (the `state:` every piece of shared state
+/// uses: idempotency, rate limits), with the store's timeouts; Redis must be reachable now.
+pub(crate) async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
+    // The URL may carry a password: errors name the host only.
+    let shown = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "the configured host".to_owned());
+    let client =
+        redis::Client::open(url).map_err(|e| StoreError::NotRedisUrl(e.category().to_owned()))?;
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(TIMEOUT))
+        .set_response_timeout(Some(TIMEOUT))
+        .set_number_of_retries(2);
+    client
+        .get_connection_manager_with_config(config)
+        .await
+        .map_err(|error| StoreError::Unreachable { host: shown, error })
+}
+
 impl RedisStore {
     /// Connects to `url`; Redis must be reachable at start-up (later outages follow
     /// `on_store_error`).
@@ -102,21 +122,7 @@ impl RedisStore {
         max_bytes: usize,
         max_entries: usize,
     ) -> Result<Self, StoreError> {
-        // The URL may carry a password: errors name the host only.
-        let shown = url::Url::parse(url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
-            .unwrap_or_else(|| "the configured host".to_owned());
-        let client = redis::Client::open(url)
-            .map_err(|e| StoreError::NotRedisUrl(e.category().to_owned()))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(TIMEOUT))
-            .set_response_timeout(Some(TIMEOUT))
-            .set_number_of_retries(2);
-        let connection = client
-            .get_connection_manager_with_config(config)
-            .await
-            .map_err(|error| StoreError::Unreachable { host: shown, error })?;
+        let connection = connect(url).await?;
         Ok(Self {
             connection,
             window,

@@ -76,6 +76,8 @@ pub struct ServerSettings {
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
     /// Which tools each caller may see and call (empty: every caller, every tool).
     pub policies: Arc<crate::access::Policies>,
+    /// What each caller's calls count against (empty: no limits).
+    pub limits: Arc<crate::access::Limits>,
 }
 
 impl Default for ServerSettings {
@@ -94,6 +96,7 @@ impl Default for ServerSettings {
             idempotency: None,
             search: None,
             policies: Arc::default(),
+            limits: Arc::default(),
         }
     }
 }
@@ -205,6 +208,7 @@ impl From<&ServerSettings> for mcp::McpSettings {
             telemetry: settings.telemetry.clone(),
             search: settings.search.clone(),
             policies: Arc::clone(&settings.policies),
+            limits: Arc::clone(&settings.limits),
             // Over HTTP, authentication names each request's caller (anonymous when off).
             caller: crate::access::Caller::anonymous(),
         }

@@ -103,22 +103,23 @@ impl Reply {
                 // body is open: a challenge is the only way its caller can go on, so it is sent
                 // there too.
                 let oxp = matches!(self.dialect, Dialect::OxpMain | Dialect::OxpFlat);
-                let missing_requirements = match extra {
-                    Extra::Missing { missing, .. } if oxp || !missing.authorization.is_empty() => {
-                        Some(*missing)
-                    }
-                    _ => None,
+                let mut body = ServerErrorResponse {
+                    schema,
+                    message,
+                    developer_message,
+                    ..Default::default()
                 };
-                self.json(
-                    status,
-                    &ServerErrorResponse {
-                        schema,
-                        message,
-                        developer_message,
-                        missing_requirements,
-                        ..Default::default()
-                    },
-                )
+                match extra {
+                    Extra::Missing { missing, .. } if oxp || !missing.authorization.is_empty() => {
+                        body.missing_requirements = Some(*missing);
+                    }
+                    // The body is open; the ToolError's name for the wait.
+                    Extra::RetryAfter { ms } => {
+                        body.extra.insert("retry_after_ms".to_owned(), ms.into());
+                    }
+                    _ => {}
+                }
+                self.json(status, &body)
             }
         };
         response.headers_mut().extend(headers);

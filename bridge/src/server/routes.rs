@@ -254,7 +254,7 @@ pub(super) async fn call_tool(
         });
     let answer = crate::call::call(
         &catalog,
-        View::new(&caller, &settings.policies),
+        View::new(&caller, &settings.policies).limited(&settings.limits),
         settings.call_timeout,
         &settings.telemetry,
         repeats,

@@ -95,6 +95,10 @@ impl McpFailure {
                 );
                 text
             }
+            Extra::RetryAfter { ms } => {
+                error.retry_after_ms = Some(ms);
+                format!("Error: {}", refusal.message)
+            }
             _ => format!("Error: {}", refusal.message),
         };
         if error.message.is_empty() {

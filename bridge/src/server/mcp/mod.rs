@@ -68,6 +68,8 @@ pub struct McpSettings {
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
     /// Which tools each caller may see and call.
     pub policies: Arc<crate::access::Policies>,
+    /// What each caller's calls count against.
+    pub limits: Arc<crate::access::Limits>,
     /// Who calls when the request names no caller: the configured identity on stdio
     /// (`mcp.caller`); over HTTP, authentication names the caller of every request.
     pub caller: Caller,
@@ -187,7 +189,8 @@ impl ServerHandler for CatalogServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let catalog = self.catalog.current();
-        let view = View::new(self.caller(&context), &self.settings.policies);
+        let view = View::new(self.caller(&context), &self.settings.policies)
+            .limited(&self.settings.limits);
         let result = match request.name.as_ref() {
             meta::SEARCH => {
                 ToolsSearched.emit(&self.settings.telemetry);

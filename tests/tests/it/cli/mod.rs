@@ -8,6 +8,7 @@ mod host_config;
 mod hostile_files;
 mod idempotency;
 mod interop;
+mod limits;
 mod mcp_errors;
 mod metrics;
 mod per_caller;
