@@ -50,7 +50,7 @@ pub use lifecycle::start::{
 pub use rescue::tool_error;
 pub use server::listen::{ConnectionLimits, is_body_timeout, raise_fd_limit, serve};
 pub use server::mcp::{CatalogServer, Expose, McpSettings, serve_stdio};
-pub use server::{AppState, Authenticator, ServerSettings, app};
+pub use server::{AppState, Authenticator, Rules, ServerSettings, app};
 pub use telemetry::audit::{AuditConfig, AuditError, AuditTrail, Broken, verify as verify_audit};
 pub use telemetry::metrics::Metrics;
 pub use telemetry::traces::Traces;

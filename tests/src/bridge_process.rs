@@ -85,6 +85,18 @@ impl Running {
         }
     }
 
+    /// Sends it SIGHUP (reload), as `kill -HUP` does.
+    pub fn hangup(&self) {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-HUP", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
     /// Reads stdout until a line contains `needle`; returns that line.
     pub async fn wait_for(&mut self, needle: &str) -> String {
         let read = async {

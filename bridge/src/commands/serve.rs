@@ -238,24 +238,8 @@ pub(crate) async fn run_server(
     if let Some(search) = &search {
         search.spawn(catalog.clone());
     }
-    // Who stops the sources at the end: the reloader (which may have replaced them), or this
-    // function. The reloader must be the only owner besides the catalog, so that a source it
-    // removes is dropped once its calls are done.
-    let stopping = match options.reload {
-        Some(from) => {
-            drop(adapters);
-            // A stopped source's calls get as long as any call may take.
-            let drain = options.settings.call_timeout + std::time::Duration::from_secs(5);
-            let reloader = Reloader::new(catalog.clone(), build.clone(), sources, drain);
-            let reloader = Arc::new(tokio::sync::Mutex::new(reloader));
-            let task = tokio::spawn(reload_on_signal(Arc::clone(&reloader), from));
-            Stopping::Reloader(reloader, task)
-        }
-        None => {
-            spawn_refreshers(&catalog);
-            Stopping::Fixed(adapters)
-        }
-    };
+    // A stopped source's calls get as long as any call may take.
+    let drain = options.settings.call_timeout + std::time::Duration::from_secs(5);
     // The Host check against DNS rebinding needs the address actually bound (port 0 included).
     let settings = ServerSettings {
         listen: Some(addr),
@@ -263,7 +247,23 @@ pub(crate) async fn run_server(
         search,
         ..options.settings
     };
-    let state = AppState::new(catalog, settings, options.auth);
+    let state = AppState::new(catalog.clone(), settings, options.auth);
+    // Who stops the sources at the end: the reloader (which may have replaced them), or this
+    // function. The reloader must be the only owner besides the catalog, so that a source it
+    // removes is dropped once its calls are done.
+    let stopping = match options.reload {
+        Some(from) => {
+            drop(adapters);
+            let reloader = Reloader::new(catalog.clone(), build.clone(), sources, drain);
+            let reloader = Arc::new(tokio::sync::Mutex::new(reloader));
+            let task = tokio::spawn(reload_on_signal(Arc::clone(&reloader), state.clone(), from));
+            Stopping::Reloader(reloader, task)
+        }
+        None => {
+            spawn_refreshers(&catalog);
+            Stopping::Fixed(adapters)
+        }
+    };
     banner(addr, tools);
     let _ = std::io::stdout().flush();
     // Past the shutdown deadline, connections still open are dropped: a half-sent request
@@ -288,7 +288,11 @@ pub(crate) async fn run_server(
 /// Reloads on SIGHUP and, with `--watch`, when the config file changes; says what changed, or
 /// why nothing did. The file is read and resolved off the runtime, within
 /// [`otc_bridge::READ_DEADLINE`], so serving never waits for it.
-async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, mut from: ReloadFrom) {
+async fn reload_on_signal(
+    reloader: Arc<tokio::sync::Mutex<Reloader>>,
+    state: AppState,
+    mut from: ReloadFrom,
+) {
     let Some(mut hangup) = from.hangup.take() else {
         return;
     };
@@ -328,19 +332,52 @@ async fn reload_on_signal(reloader: Arc<tokio::sync::Mutex<Reloader>>, mut from:
                 continue;
             }
         };
+        // Built before anything changes: a key that cannot be read or a Redis that cannot be
+        // reached refuses the whole reload.
+        let rules = match rules_of(&config).await {
+            Ok(rules) => rules,
+            Err(error) => {
+                super::status!(
+                    "reload failed: {error:#}; still serving the previous configuration"
+                );
+                continue;
+            }
+        };
         match reloader.lock().await.apply(&config).await {
-            Ok(done) => super::status!(
-                "reloaded: added [{}], changed [{}], removed [{}], unchanged [{}]",
-                done.added.join(", "),
-                done.changed.join(", "),
-                done.removed.join(", "),
-                done.unchanged.join(", ")
-            ),
+            Ok(done) => {
+                // Callers, policies and limits change in one step: a request is decided under
+                // the rules it was authenticated with.
+                state.set_rules(rules);
+                super::status!(
+                    "reloaded: added [{}], changed [{}], removed [{}], unchanged [{}]; callers, policies and limits: {} rule(s), {} limit(s)",
+                    done.added.join(", "),
+                    done.changed.join(", "),
+                    done.removed.join(", "),
+                    done.unchanged.join(", "),
+                    config.settings.policies.len(),
+                    config.rate_limits.rules.len()
+                );
+            }
             Err(why) => {
                 super::status!("reload failed: {why}; still serving the previous configuration")
             }
         }
     }
+}
+
+/// The callers, policies and limits `config` gives: its authentication with its secrets read,
+/// and its limits' counters in Redis when `state` names one.
+async fn rules_of(config: &otc_bridge::Config) -> anyhow::Result<otc_bridge::Rules> {
+    let auth = config.auth.build()?;
+    let limits = match config.shared_limits().await? {
+        Some(limits) => limits,
+        None => Arc::clone(&config.settings.limits),
+    };
+    Ok(otc_bridge::Rules {
+        auth,
+        policies: Arc::clone(&config.settings.policies),
+        limits,
+    })
 }
 
 /// Sends on `changed` whenever `path` is written, created or replaced (editors often rename a

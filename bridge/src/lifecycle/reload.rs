@@ -10,7 +10,9 @@
 //!   are stopped once the calls that started before it have finished (each call holds the
 //!   catalog it started with), or after the drain deadline.
 //!
-//! Only sources are reloaded: the listener, authentication and limits need a restart.
+//! Here only sources are reloaded; the command that serves swaps authentication, policies and
+//! rate limits in one step once the sources are ([`crate::server::AppState::set_rules`]). The
+//! listener and `limits:` (body size, call timeout) need a restart.
 //!
 //! Reading the changed configuration never runs on the async runtime ([`OffRuntime`]): a file is
 //! read and parsed on a blocking thread, waited for at most [`READ_DEADLINE`], while `/health`

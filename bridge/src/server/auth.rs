@@ -289,7 +289,12 @@ pub(crate) async fn require(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let checked = state.auth().map(|auth| auth.check(request.headers()));
+    // The rules this request is decided under, whatever a reload does while it runs.
+    let rules = state.rules();
+    let checked = rules
+        .auth
+        .as_ref()
+        .map(|auth| auth.check(request.headers()));
     if let Some(Err(reason)) = checked {
         // A refused call is still a call, for the dashboards.
         if matches!(request.uri().path(), "/tools/call" | "/call") {
@@ -305,5 +310,6 @@ pub(crate) async fn require(
         _ => Caller::anonymous(),
     };
     request.extensions_mut().insert(caller);
+    request.extensions_mut().insert(rules);
     next.run(request).await
 }

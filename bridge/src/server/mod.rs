@@ -101,6 +101,19 @@ impl Default for ServerSettings {
     }
 }
 
+/// Who may come in, and what each caller may see and call: authentication, policies and limits.
+/// A reload swaps them as one ([`AppState::set_rules`]); a request takes them once, when it is
+/// authenticated, and is decided entirely under them, whatever a reload does meanwhile.
+#[derive(Debug, Default)]
+pub struct Rules {
+    /// Server authentication; `None` when off.
+    pub auth: Option<Authenticator>,
+    /// Which tools each caller may see and call.
+    pub policies: Arc<crate::access::Policies>,
+    /// What each caller's calls count against.
+    pub limits: Arc<crate::access::Limits>,
+}
+
 /// Shared state of the server.
 #[derive(Debug, Clone)]
 pub struct AppState(Arc<Inner>);
@@ -109,24 +122,41 @@ pub struct AppState(Arc<Inner>);
 struct Inner {
     catalog: SharedCatalog,
     settings: ServerSettings,
-    auth: Option<Authenticator>,
+    rules: arc_swap::ArcSwap<Rules>,
     guard: guard::Guard,
 }
 
 impl AppState {
-    /// State serving `catalog` with `settings`; `auth` `None` means no authentication.
+    /// State serving `catalog` with `settings` (its policies and limits the first rules);
+    /// `auth` `None` means no authentication.
     pub fn new(
         catalog: SharedCatalog,
         settings: ServerSettings,
         auth: Option<Authenticator>,
     ) -> Self {
         let guard = guard::Guard::new(&settings);
+        let rules = Rules {
+            auth,
+            policies: Arc::clone(&settings.policies),
+            limits: Arc::clone(&settings.limits),
+        };
         Self(Arc::new(Inner {
             catalog,
             settings,
-            auth,
+            rules: arc_swap::ArcSwap::from_pointee(rules),
             guard,
         }))
+    }
+
+    /// The rules requests are decided under now.
+    pub fn rules(&self) -> Arc<Rules> {
+        self.0.rules.load_full()
+    }
+
+    /// Replaces the rules (a reload): requests authenticated from now on are decided under
+    /// `rules`; those in flight finish under the ones they started with.
+    pub fn set_rules(&self, rules: Rules) {
+        self.0.rules.store(Arc::new(rules));
     }
 
     /// The catalog.
@@ -137,11 +167,6 @@ impl AppState {
     /// The settings.
     pub fn settings(&self) -> &ServerSettings {
         &self.0.settings
-    }
-
-    /// The authenticator, when authentication is on.
-    pub fn auth(&self) -> Option<&Authenticator> {
-        self.0.auth.as_ref()
     }
 
     fn guard(&self) -> &guard::Guard {

@@ -13,7 +13,9 @@ use otc_adapters::SourceState;
 use otc_mappings::otc::{Dialect, OXP_VERSION_HEADER};
 use serde_json::{Value, json};
 
-use super::{AppState, CallEnvelope, ListEnvelope, Reply};
+use std::sync::Arc;
+
+use super::{AppState, CallEnvelope, ListEnvelope, Reply, Rules};
 use crate::access::{Caller, View};
 use crate::rescue::ApiError;
 use crate::telemetry::events::{Edge, ToolsListed};
@@ -24,14 +26,16 @@ use crate::telemetry::events::{Edge, ToolsListed};
 /// can hold a command line or a path and is in the log. A caller that authenticates (when
 /// authentication is on) also gets the reasons.
 pub(super) async fn health(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let trusted = state
-        .auth()
+    let rules = state.rules();
+    let trusted = rules
+        .auth
+        .as_ref()
         .is_some_and(|auth| auth.check(&headers).is_ok());
     let catalog = state.catalog().current();
     let mut ready = true;
     // What changed since the lockfile was written names tools and their inputs, as `GET
     // /tools` does: shown to whoever may list the tools.
-    let may_list = trusted || state.auth().is_none();
+    let may_list = trusted || rules.auth.is_none();
     let mut sources: Vec<Value> = catalog
         .sources()
         .iter()
@@ -107,6 +111,7 @@ fn shown(state: &SourceState, trusted: bool) -> Value {
 pub(super) async fn list_tools(
     State(state): State<AppState>,
     caller: Option<axum::Extension<Caller>>,
+    rules: Option<axum::Extension<Arc<Rules>>>,
     headers: HeaderMap,
     ListEnvelope { reply }: ListEnvelope,
 ) -> Response {
@@ -114,11 +119,12 @@ pub(super) async fn list_tools(
     let catalog = state.catalog().current();
     let dialect = reply.dialect;
     let gzip = accepts_gzip(&headers);
-    let policies = &state.settings().policies;
+    let rules = rules.map_or_else(|| state.rules(), |r| r.0);
+    let policies = &rules.policies;
     let mut response = if !policies.is_empty() {
         // A caller's own view: written for this request (the kept bodies are everyone's).
         let caller = caller.map(|c| c.0).unwrap_or_default();
-        let policies = std::sync::Arc::clone(policies);
+        let policies = Arc::clone(policies);
         let written = tokio::task::spawn_blocking(move || {
             let sees = |e: &crate::catalog::registry::Entry| policies.sees(&caller, e);
             if gzip {
@@ -239,11 +245,13 @@ pub(super) async fn not_found() -> Response {
 pub(super) async fn call_tool(
     State(state): State<AppState>,
     caller: Option<axum::Extension<Caller>>,
+    rules: Option<axum::Extension<Arc<Rules>>>,
     CallEnvelope { reply, call }: CallEnvelope,
 ) -> Response {
     let catalog = state.catalog().current();
     let settings = state.settings();
     let caller = caller.map(|c| c.0).unwrap_or_default();
+    let rules = rules.map_or_else(|| state.rules(), |r| r.0);
     // Repeats are matched per caller: one caller's call_id never answers another's.
     let repeats = settings
         .idempotency
@@ -254,7 +262,7 @@ pub(super) async fn call_tool(
         });
     let answer = crate::call::call(
         &catalog,
-        View::new(&caller, &settings.policies).limited(&settings.limits),
+        View::new(&caller, &rules.policies).limited(&rules.limits),
         settings.call_timeout,
         &settings.telemetry,
         repeats,

@@ -97,14 +97,18 @@ impl CatalogServer {
 }
 
 impl CatalogServer {
-    /// Who sent the request: the caller server authentication put on the HTTP request, else
-    /// (stdio) the configured identity.
-    fn caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
-        context
-            .extensions
-            .get::<http::request::Parts>()
+    /// Who sent the request and the rules it is decided under: the caller server
+    /// authentication put on the HTTP request with the rules it was authenticated under, else
+    /// (stdio) the configured identity and the configured rules.
+    fn view<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> View<'a> {
+        let parts = context.extensions.get::<http::request::Parts>();
+        let caller = parts
             .and_then(|parts| parts.extensions.get::<Caller>())
-            .unwrap_or(&self.settings.caller)
+            .unwrap_or(&self.settings.caller);
+        match parts.and_then(|parts| parts.extensions.get::<Arc<crate::server::Rules>>()) {
+            Some(rules) => View::new(caller, &rules.policies).limited(&rules.limits),
+            None => View::new(caller, &self.settings.policies).limited(&self.settings.limits),
+        }
     }
 }
 
@@ -129,7 +133,7 @@ impl ServerHandler for CatalogServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let view = View::new(self.caller(&context), &self.settings.policies);
+        let view = self.view(&context);
         ToolsListed { edge: Edge::Mcp }.emit(&self.settings.telemetry);
         let mut tools = Vec::new();
         let start = match request.and_then(|r| r.cursor) {
@@ -189,8 +193,7 @@ impl ServerHandler for CatalogServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let catalog = self.catalog.current();
-        let view = View::new(self.caller(&context), &self.settings.policies)
-            .limited(&self.settings.limits);
+        let view = self.view(&context);
         let result = match request.name.as_ref() {
             meta::SEARCH => {
                 ToolsSearched.emit(&self.settings.telemetry);

@@ -110,7 +110,8 @@ enum Cred<'a> {
 }
 
 struct Bridge {
-    _running: Running,
+    /// The process, when this value owns it.
+    _running: Option<Running>,
     url: String,
     http: reqwest::Client,
 }
@@ -130,7 +131,7 @@ impl Bridge {
         );
         let url = running.url().await;
         Self {
-            _running: running,
+            _running: Some(running),
             url,
             http: reqwest::Client::new(),
         }
@@ -420,7 +421,7 @@ policies:
     );
     let bridge = Bridge {
         url: running.url().await,
-        _running: running,
+        _running: Some(running),
         http: reqwest::Client::new(),
     };
     let token = |teams: Value| {
@@ -595,4 +596,117 @@ fn policy_list_and_explain_show_what_a_caller_sees_and_why() {
     ]);
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("decision: visible"), "{stdout}");
+}
+
+/// A config whose policies let the ci group use only `tool`, with the ci-bot key and, when
+/// `newbie`, a second named key in the ci group.
+fn swapped_config(path: &std::path::Path, tool: &str, newbie: bool) {
+    let extra_key = if newbie {
+        "\n    - {name: newbie, key: {env: POLICY_OPS_KEY}, groups: [ci]}"
+    } else {
+        ""
+    };
+    std::fs::write(
+        path,
+        format!(
+            r#"
+sources:
+  - {{type: mcp, name: example, transport: {{type: stdio, command: "{server}"}}}}
+auth:
+  api_keys:
+    - {{name: ci-bot, key: {{env: POLICY_CI_KEY}}, groups: [ci]}}{extra_key}
+policies:
+  - {{name: ci-only-one, effect: allow, groups: [ci], tools: ["{tool}"]}}
+"#,
+            server = example_server(),
+        ),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn reload_swaps_callers_and_policies_at_once_and_keeps_them_when_the_new_ones_do_not_compile()
+{
+    let path = write_config("swapped", "");
+    swapped_config(&path, ECHO, false);
+    let mut running = Running::spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            path.to_str().unwrap(),
+            "--log-level",
+            "warn",
+        ],
+        &[("POLICY_CI_KEY", CI_KEY), ("POLICY_OPS_KEY", OPS_KEY)],
+    );
+    let url = running.url().await;
+    let bridge = std::sync::Arc::new(Bridge {
+        _running: None,
+        url,
+        http: reqwest::Client::new(),
+    });
+    assert_eq!(bridge.listed(Cred::Key(CI_KEY)).await, ids(&[ECHO]));
+
+    // Lists and calls without pause while the rules swap back and forth: each one is decided
+    // entirely under one configuration (one tool seen; the echo allowed or unknown).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hammer = |bridge: std::sync::Arc<Bridge>,
+                  stop: std::sync::Arc<std::sync::atomic::AtomicBool>| async move {
+        let mut seen = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let listed = bridge.listed(Cred::Key(CI_KEY)).await;
+            assert!(
+                listed == ids(&[ECHO]) || listed == ids(&[DIVIDE]),
+                "a list under mixed rules: {listed:?}"
+            );
+            let (status, body) = bridge
+                .call(Cred::Key(CI_KEY), ECHO, json!({"message": "hi"}))
+                .await;
+            assert!(status == 200 || status == 400, "{status} {body}");
+            seen += 1;
+        }
+        seen
+    };
+    let workers: Vec<_> = (0..4)
+        .map(|_| tokio::spawn(hammer(bridge.clone(), stop.clone())))
+        .collect();
+    for round in 0..6 {
+        let tool = if round % 2 == 0 { DIVIDE } else { ECHO };
+        swapped_config(&path, tool, round % 2 == 0);
+        running.hangup();
+        let line = running.wait_for("reload").await;
+        assert!(line.contains("reloaded:"), "{line}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for worker in workers {
+        assert!(worker.await.unwrap() > 0);
+    }
+    // The last swap's rules: ECHO for the ci group, and no newbie key any more.
+    assert_eq!(bridge.listed(Cred::Key(CI_KEY)).await, ids(&[ECHO]));
+    let (status, _) = bridge
+        .call(Cred::Key(OPS_KEY), ECHO, json!({"message": "hi"}))
+        .await;
+    assert_eq!(
+        status, 401,
+        "a key removed by the reload still authenticates"
+    );
+    // One more swap adds the newbie key, which works at once.
+    swapped_config(&path, DIVIDE, true);
+    running.hangup();
+    running.wait_for("reloaded:").await;
+    assert_eq!(bridge.listed(Cred::Key(OPS_KEY)).await, ids(&[DIVIDE]));
+
+    // A policy that does not compile: refused at reload, naming the rule; the rules stay.
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(r#"tools: ["ExampleMcpServer.Divide"]"#, "when: 'input. =='"),
+    )
+    .unwrap();
+    running.hangup();
+    let line = running.wait_for("reload failed").await;
+    assert!(line.contains("policy ci-only-one"), "{line}");
+    assert_eq!(bridge.listed(Cred::Key(OPS_KEY)).await, ids(&[DIVIDE]));
 }

@@ -16,18 +16,6 @@ use super::example_server;
 use otc_tests::bridge_process::{Running, bridge_bin, repo_root};
 use otc_tests::http::get_json;
 
-/// Sends SIGHUP to `bridge`.
-fn hangup(bridge: &Running) {
-    let pid = bridge.child.id().unwrap().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-HUP", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-}
-
 /// A source named `name` (toolkit `Name`): the example server as a child whose environment says
 /// which source it is, so its pid can be found.
 fn source(name: &str, extra: &str) -> String {
@@ -266,7 +254,7 @@ async fn sighup_reloads_the_config_file() {
     // Without --watch, nothing happens until the signal.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!tool_ids(&url).await.iter().any(|id| id.starts_with("Two.")));
-    hangup(&bridge);
+    bridge.hangup();
     let line = bridge.wait_for("reloaded").await;
     assert!(line.contains("added [two]"), "{line}");
     assert!(tool_ids(&url).await.iter().any(|id| id.starts_with("Two.")));
@@ -339,7 +327,7 @@ async fn issue_25_a_hostile_config_swapped_in_changes_nothing_and_the_bridge_ans
         ("it is a character device", Hostile::DevZero),
     ] {
         hostile.put(&config);
-        hangup(&bridge);
+        bridge.hangup();
         let line = bridge.wait_for("reload failed").await;
         assert!(
             line.contains(expected) && line.contains("still serving the previous"),
@@ -352,7 +340,7 @@ async fn issue_25_a_hostile_config_swapped_in_changes_nothing_and_the_bridge_ans
     // And a sane file reloads as ever.
     std::fs::remove_file(&config).unwrap();
     std::fs::write(&config, "sources: []\n").unwrap();
-    hangup(&bridge);
+    bridge.hangup();
     let line = bridge.wait_for("reloaded").await;
     assert!(line.contains("removed [notes]"), "{line}");
     bridge.interrupt().await;
@@ -383,7 +371,7 @@ async fn issue_25_sighup_while_starting_does_not_stop_the_bridge_and_reloads_onc
         &[],
     );
     bridge.wait_for("loading slow").await;
-    hangup(&bridge);
+    bridge.hangup();
     let url = bridge.url().await;
     let line = bridge.wait_for("reloaded").await;
     assert!(line.contains("unchanged [slow]"), "{line}");
