@@ -5,6 +5,9 @@
 //! toolkits (each is checked and passed over), the 10 conditional ones apply to the tool and
 //! their conditions are evaluated and do not hold, and only the last rule allows.
 //!
+//! Also `search_tools` over 10,000 tools for a caller who sees a tenth of them, against one who
+//! sees them all (issue 26: within 10 %).
+//!
 //! Run: `cargo bench -p otc-bridge --bench policies`.
 #![allow(clippy::unwrap_used)] // A benchmark fixture: failing loudly is the point.
 
@@ -145,5 +148,113 @@ fn call_path(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, decision, call_path);
+/// 10,000 tools in 100 toolkits, from a small vocabulary, so a query reaches thousands of them.
+fn big_catalog() -> Catalog {
+    const OBJECTS: [&str; 10] = [
+        "Issue",
+        "Invoice",
+        "Repository",
+        "Customer",
+        "Order",
+        "File",
+        "Message",
+        "Ticket",
+        "Payment",
+        "Report",
+    ];
+    const ACTIONS: [&str; 10] = [
+        "List", "Get", "Create", "Update", "Delete", "Search", "Archive", "Export", "Import",
+        "Share",
+    ];
+    let mut adapter = FakeAdapter::new("big");
+    for kit in 0..100 {
+        for (o, object) in OBJECTS.iter().enumerate() {
+            for (a, action) in ACTIONS.iter().enumerate() {
+                let version = ToolVersion::new(1, 0, 0);
+                let tool = format!("{action}{object}{o}{a}");
+                let definition = ToolDefinition {
+                    id: ToolId::exact(format!("Kit{kit}"), tool.clone(), version),
+                    name: format!("Kit{kit}_{tool}"),
+                    description: format!(
+                        "{action} the {object} records of workspace {kit}, with filters and paging."
+                    ),
+                    version,
+                    input_schema:
+                        json!({"type": "object", "properties": {"id": {"type": "string"}}}).into(),
+                    output_schema: None,
+                    requirements: None,
+                };
+                adapter = adapter.tool(definition, |_| Ok(json!(null)));
+            }
+        }
+    }
+    let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter);
+    let mapped = futures::executor::block_on(adapter.list_tools()).unwrap();
+    let source = SourceTools::compile(adapter, Arc::default(), mapped.tools, &mut Vec::new());
+    Catalog::new(vec![source])
+}
+
+/// `search_tools` on `POST /mcp` over 10,000 tools: a caller who sees everything (no policies)
+/// against one whose policies let it see a tenth of them (10 toolkits of 100).
+fn restricted_search(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let key = "bench-key-0123456789".to_owned();
+    // Ten toolkits of the hundred.
+    let kits: Vec<String> = (0..10).map(|k| format!("Kit{}", k * 10)).collect();
+    let a_tenth: Vec<PolicyConfig> = serde_yaml::from_str(&format!(
+        "- {{effect: allow, groups: [bench], toolkits: [{}]}}",
+        kits.join(", ")
+    ))
+    .unwrap();
+    let catalog = SharedCatalog::new(big_catalog());
+    let router = |policies: Policies| {
+        let auth = Authenticator::new(None, &[], Vec::new()).with_key(
+            Some("bench-bot".to_owned()),
+            key.clone(),
+            vec!["bench".to_owned()],
+        );
+        let settings = ServerSettings {
+            policies: Arc::new(policies),
+            ..ServerSettings::default()
+        };
+        app(AppState::new(catalog.clone(), settings, Some(auth)))
+    };
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "search_tools", "arguments": {"query": "export the invoice records", "limit": 10}}})
+    .to_string();
+    for (name, router) in [
+        (
+            "search_tools over 10,000 tools, every tool visible",
+            router(Policies::default()),
+        ),
+        (
+            "search_tools over 10,000 tools, a tenth visible",
+            router(Policies::compile(&a_tenth, None).unwrap()),
+        ),
+    ] {
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                runtime.block_on(async {
+                    let request = Request::post("/mcp")
+                        .header("content-type", "application/json")
+                        .header("accept", "application/json, text/event-stream")
+                        .header("mcp-protocol-version", "2025-06-18")
+                        .header("x-api-key", &key)
+                        .body(Body::from(body.clone()))
+                        .unwrap();
+                    let response = router.clone().oneshot(request).await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                    assert!(bytes.windows(6).any(|w| w == b"Export"), "no result");
+                    bytes
+                })
+            });
+        });
+    }
+}
+
+criterion_group!(benches, decision, call_path, restricted_search);
 criterion_main!(benches);
