@@ -135,6 +135,8 @@ pub struct Policies {
     rules: Vec<Rule>,
     /// CEL's standard library, built once: a condition is evaluated in a context over it.
     env: Option<Arc<cel::Env>>,
+    /// Which of [`VARIABLES`] some condition reads: only those are built for a decision.
+    reads: [bool; 3],
 }
 
 impl std::fmt::Debug for Policies {
@@ -168,7 +170,7 @@ struct Rule {
 
 struct Condition {
     program: cel::Program,
-    /// Which of [`VARIABLES`] it reads: only those are built for an evaluation.
+    /// Which of [`VARIABLES`] it reads.
     reads: [bool; 3],
 }
 
@@ -212,7 +214,13 @@ impl Policies {
             .iter()
             .any(|r| r.when.is_some())
             .then(|| Arc::new(cel::Env::stdlib()));
-        Ok(Self { rules, env })
+        let mut reads = [false; 3];
+        for condition in rules.iter().filter_map(|r| r.when.as_ref()) {
+            for (read, reads_it) in reads.iter_mut().zip(condition.reads) {
+                *read |= reads_it;
+            }
+        }
+        Ok(Self { rules, env, reads })
     }
 
     /// Whether there are no policies (everything is allowed).
@@ -240,8 +248,15 @@ impl Policies {
         if self.rules.is_empty() {
             return true;
         }
-        for rule in &self.rules {
-            if !rule.applies(caller, entry) {
+        let name = entry.definition().id.name();
+        let facts = Facts::new(entry, &name, caller);
+        self.visible(self.rules.iter().map(|rule| rule.applies(caller, &facts)))
+    }
+
+    /// Whether a tool is visible, given which rules' who and what match it, in order.
+    fn visible(&self, applies: impl Iterator<Item = bool>) -> bool {
+        for (rule, applies) in self.rules.iter().zip(applies) {
+            if !applies {
                 continue;
             }
             match (rule.effect, &rule.when) {
@@ -259,19 +274,29 @@ impl Policies {
         if self.rules.is_empty() {
             return Verdict::Allowed(None);
         }
-        if !self.sees(caller, entry) {
+        // Who and what are matched once per rule; the conditions' variables are built once,
+        // when the first condition needs them.
+        let name = entry.definition().id.name();
+        let facts = Facts::new(entry, &name, caller);
+        let applies: Vec<bool> = self
+            .rules
+            .iter()
+            .map(|rule| rule.applies(caller, &facts))
+            .collect();
+        if !self.visible(applies.iter().copied()) {
             return Verdict::Hidden;
         }
+        let mut vars = Variables::default();
         // The first rule that applies and whose condition holds decides; when none does, the
         // first conditional rule that applied is the one whose reason explains the refusal.
         let mut unmet = None;
-        for (index, rule) in self.rules.iter().enumerate() {
-            if !rule.applies(caller, entry) {
+        for (index, (rule, applies)) in self.rules.iter().zip(applies).enumerate() {
+            if !applies {
                 continue;
             }
             let holds = match &rule.when {
                 None => true,
-                Some(condition) => self.holds(condition, caller, entry, input),
+                Some(condition) => self.holds(condition, &mut vars, caller, entry, input),
             };
             match (rule.effect, holds) {
                 (Effect::Allow, true) => return Verdict::Allowed(Some(index)),
@@ -292,6 +317,7 @@ impl Policies {
     fn holds(
         &self,
         condition: &Condition,
+        vars: &mut Variables,
         caller: &Caller,
         entry: &Entry,
         input: &Map<String, Value>,
@@ -299,39 +325,69 @@ impl Policies {
         let Some(env) = &self.env else {
             return false;
         };
-        let mut context = cel::Context::with_env(Arc::clone(env));
-        let [reads_input, reads_caller, reads_tool] = condition.reads;
-        if reads_input && context.add_variable("input", input).is_err() {
-            return false;
-        }
-        if reads_caller
-            && context
-                .add_variable(
-                    "caller",
-                    json!({"name": caller.name, "groups": caller.groups, "claims": caller.claims}),
-                )
-                .is_err()
-        {
-            return false;
-        }
-        if reads_tool {
-            let def = entry.definition();
-            let tool = json!({
-                "id": def.id.to_string(),
-                "name": def.id.name(),
-                "toolkit": def.id.toolkit,
-                "version": def.version.to_string(),
-                "destructive": entry.tool.destructive,
-            });
-            if context.add_variable("tool", tool).is_err() {
-                return false;
+        // One context per decision, holding every variable any condition reads: built when the
+        // first condition is evaluated, read by the others.
+        let context = vars.context.get_or_insert_with(|| {
+            let mut context = cel::Context::with_env(Arc::clone(env));
+            let [reads_input, reads_caller, reads_tool] = self.reads;
+            if reads_input && let Ok(value) = cel::to_value(input) {
+                context.add_variable_from_value("input", value);
             }
-        }
+            if reads_caller {
+                let who =
+                    json!({"name": caller.name, "groups": caller.groups, "claims": caller.claims});
+                if let Ok(value) = cel::to_value(who) {
+                    context.add_variable_from_value("caller", value);
+                }
+            }
+            if reads_tool {
+                let def = entry.definition();
+                let tool = json!({
+                    "id": def.id.to_string(),
+                    "name": def.id.name(),
+                    "toolkit": def.id.toolkit,
+                    "version": def.version.to_string(),
+                    "destructive": entry.tool.destructive,
+                });
+                if let Ok(value) = cel::to_value(tool) {
+                    context.add_variable_from_value("tool", value);
+                }
+            }
+            context
+        });
         matches!(
-            condition.program.execute(&context),
+            condition.program.execute(context),
             Ok(cel::Value::Bool(true))
         )
     }
+}
+
+/// What rules match a call by, read once per decision: the tool's `Toolkit.Tool` name and the
+/// caller's name as glob candidates (made once, not per pattern), its version, and the entry.
+struct Facts<'a> {
+    entry: &'a Entry,
+    name: globset::Candidate<'a>,
+    caller: globset::Candidate<'a>,
+    version: semver::Version,
+}
+
+impl<'a> Facts<'a> {
+    fn new(entry: &'a Entry, name: &'a str, caller: &'a Caller) -> Self {
+        let v = entry.definition().version;
+        Self {
+            entry,
+            name: globset::Candidate::new(name),
+            caller: globset::Candidate::new(&caller.name),
+            version: semver::Version::new(v.major, v.minor, v.patch),
+        }
+    }
+}
+
+/// The variables of a decision's conditions, in one CEL context built when the first condition
+/// is evaluated.
+#[derive(Default)]
+struct Variables {
+    context: Option<cel::Context<'static, 'static>>,
 }
 
 /// The who and what of a rule, for rules that are not policies (rate limits): the same keys,
@@ -356,7 +412,8 @@ impl Matcher {
 
     /// Whether the who and what match.
     pub(crate) fn applies(&self, caller: &Caller, entry: &Entry) -> bool {
-        self.0.applies(caller, entry)
+        let name = entry.definition().id.name();
+        self.0.applies(caller, &Facts::new(entry, &name, caller))
     }
 
     /// The first of the rule's groups the caller is in (what a per-group counter counts).
@@ -400,7 +457,8 @@ impl Policies {
                         (None, _) => "applies".to_owned(),
                         (Some(_), None) => "applies when its condition holds".to_owned(),
                         (Some(condition), Some(input)) => {
-                            if self.holds(condition, caller, entry, input) {
+                            let mut vars = Variables::default();
+                            if self.holds(condition, &mut vars, caller, entry, input) {
                                 "applies: its condition holds".to_owned()
                             } else {
                                 "does not apply: its condition does not hold".to_owned()
@@ -480,8 +538,8 @@ impl Rule {
     }
 
     /// Whether the rule's who and what match (its condition aside).
-    fn applies(&self, caller: &Caller, entry: &Entry) -> bool {
-        self.is_for(caller) && self.covers(entry)
+    fn applies(&self, caller: &Caller, facts: &Facts<'_>) -> bool {
+        self.is_for(caller, facts) && self.covers(facts)
     }
 
     /// Why the rule's who or what does not match, in words (the slow path of
@@ -509,16 +567,17 @@ impl Rule {
                 "the caller's claim '{claim}' does not hold {wanted}"
             ));
         }
-        if !self.covers(entry) {
+        let name = entry.definition().id.name();
+        if !self.covers(&Facts::new(entry, &name, caller)) {
             return Some("the tool is not one it names".to_owned());
         }
         None
     }
 
-    fn is_for(&self, caller: &Caller) -> bool {
+    fn is_for(&self, caller: &Caller, facts: &Facts<'_>) -> bool {
         self.callers
             .as_ref()
-            .is_none_or(|set| set.is_match(&caller.name))
+            .is_none_or(|set| set.is_match_candidate(&facts.caller))
             && (self.groups.is_empty() || self.groups.iter().any(|g| caller.in_group(g)))
             && self
                 .claims
@@ -526,8 +585,8 @@ impl Rule {
                 .all(|(claim, wanted)| claim_has(caller.claims.get(claim), wanted))
     }
 
-    fn covers(&self, entry: &Entry) -> bool {
-        let def = entry.definition();
+    fn covers(&self, facts: &Facts<'_>) -> bool {
+        let entry = facts.entry;
         if self
             .destructive
             .is_some_and(|wanted| wanted != entry.tool.destructive)
@@ -535,21 +594,19 @@ impl Rule {
             return false;
         }
         if let Some(set) = &self.toolkits
-            && !set.is_match(&def.id.toolkit)
+            && !set.is_match(&entry.definition().id.toolkit)
         {
             return false;
         }
         if self.tools.is_empty() {
             return true;
         }
-        let name = def.id.name();
-        let version = semver::Version::new(def.version.major, def.version.minor, def.version.patch);
         self.tools.iter().any(|pattern| {
-            pattern.name.is_match(&name)
+            pattern.name.is_match_candidate(&facts.name)
                 && pattern
                     .versions
                     .as_ref()
-                    .is_none_or(|range| range.matches(&version))
+                    .is_none_or(|range| range.matches(&facts.version))
         })
     }
 }

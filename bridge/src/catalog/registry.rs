@@ -315,6 +315,17 @@ impl Catalog {
     ) -> Resolution<'_> {
         let sees = |e: &Entry| only.is_none_or(|sees| sees(e));
         let all = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        // The call's path: the version asked for, among those the caller sees (one check of
+        // the caller's view per version looked at).
+        let found = match selector {
+            VersionSelector::Latest => all.iter().find(|e| sees(e)),
+            selector => all
+                .iter()
+                .find(|e| selector.matches(e.definition().version) && sees(e)),
+        };
+        if let Some(entry) = found {
+            return Resolution::Found(entry);
+        }
         let seen = |entries: &[Arc<Entry>]| entries.iter().any(|e| sees(e));
         if !seen(all) {
             // A lock drift names a tool by name only: when no version is served, it is told
@@ -332,29 +343,17 @@ impl Catalog {
                 .map(String::as_str);
             return Resolution::UnknownTool { suggestion };
         }
-        let found = match selector {
-            VersionSelector::Latest => all.iter().find(|e| sees(e)),
-            selector => all
-                .iter()
-                .find(|e| selector.matches(e.definition().version) && sees(e)),
-        };
-        match found {
-            Some(entry) => Resolution::Found(entry),
-            None => {
-                let changed =
-                    self.find_drift(name, |d| d.locked.is_some_and(|v| selector.matches(v)));
-                match changed {
-                    Some(drift) if drift.served.is_none() => Resolution::Refused(drift),
-                    changed => Resolution::UnknownVersion {
-                        available: all
-                            .iter()
-                            .filter(|e| sees(e))
-                            .map(|e| e.definition().version)
-                            .collect(),
-                        changed,
-                    },
-                }
-            }
+        let changed = self.find_drift(name, |d| d.locked.is_some_and(|v| selector.matches(v)));
+        match changed {
+            Some(drift) if drift.served.is_none() => Resolution::Refused(drift),
+            changed => Resolution::UnknownVersion {
+                available: all
+                    .iter()
+                    .filter(|e| sees(e))
+                    .map(|e| e.definition().version)
+                    .collect(),
+                changed,
+            },
         }
     }
 
