@@ -239,6 +239,7 @@ fn restricted_search(c: &mut Criterion) {
             b.iter(|| {
                 runtime.block_on(async {
                     let request = Request::post("/mcp")
+                        .header("host", "localhost")
                         .header("content-type", "application/json")
                         .header("accept", "application/json, text/event-stream")
                         .header("mcp-protocol-version", "2025-06-18")
@@ -246,8 +247,9 @@ fn restricted_search(c: &mut Criterion) {
                         .body(Body::from(body.clone()))
                         .unwrap();
                     let response = router.clone().oneshot(request).await.unwrap();
-                    assert_eq!(response.status(), 200);
+                    let status = response.status();
                     let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
                     assert!(bytes.windows(6).any(|w| w == b"Export"), "no result");
                     bytes
                 })

@@ -248,7 +248,7 @@ impl Policies {
         if self.rules.is_empty() {
             return true;
         }
-        let name = entry.definition().id.name();
+        let name = std::cell::OnceCell::new();
         let facts = Facts::new(entry, &name, caller);
         self.visible(self.rules.iter().map(|rule| rule.applies(caller, &facts)))
     }
@@ -276,7 +276,7 @@ impl Policies {
         }
         // Who and what are matched once per rule; the conditions' variables are built once,
         // when the first condition needs them.
-        let name = entry.definition().id.name();
+        let name = std::cell::OnceCell::new();
         let facts = Facts::new(entry, &name, caller);
         let applies: Vec<bool> = self
             .rules
@@ -362,24 +362,50 @@ impl Policies {
     }
 }
 
-/// What rules match a call by, read once per decision: the tool's `Toolkit.Tool` name and the
-/// caller's name as glob candidates (made once, not per pattern), its version, and the entry.
+/// What rules match a call by, each made once per decision and only when a rule needs it: the
+/// tool's `Toolkit.Tool` name and the caller's name as glob candidates (not one per pattern),
+/// and the tool's version. A rule on groups and toolkits needs none of them.
 struct Facts<'a> {
     entry: &'a Entry,
-    name: globset::Candidate<'a>,
-    caller: globset::Candidate<'a>,
-    version: semver::Version,
+    caller_name: &'a str,
+    /// Where the tool's name is kept once made (the candidate borrows it).
+    name_text: &'a std::cell::OnceCell<String>,
+    name: std::cell::OnceCell<globset::Candidate<'a>>,
+    caller: std::cell::OnceCell<globset::Candidate<'a>>,
+    version: std::cell::OnceCell<semver::Version>,
 }
 
 impl<'a> Facts<'a> {
-    fn new(entry: &'a Entry, name: &'a str, caller: &'a Caller) -> Self {
-        let v = entry.definition().version;
+    fn new(entry: &'a Entry, name: &'a std::cell::OnceCell<String>, caller: &'a Caller) -> Self {
         Self {
             entry,
-            name: globset::Candidate::new(name),
-            caller: globset::Candidate::new(&caller.name),
-            version: semver::Version::new(v.major, v.minor, v.patch),
+            caller_name: &caller.name,
+            name_text: name,
+            name: std::cell::OnceCell::new(),
+            caller: std::cell::OnceCell::new(),
+            version: std::cell::OnceCell::new(),
         }
+    }
+
+    fn name(&self) -> &globset::Candidate<'a> {
+        self.name.get_or_init(|| {
+            let text: &'a String = self
+                .name_text
+                .get_or_init(|| self.entry.definition().id.name());
+            globset::Candidate::new(text.as_str())
+        })
+    }
+
+    fn caller(&self) -> &globset::Candidate<'a> {
+        self.caller
+            .get_or_init(|| globset::Candidate::new(self.caller_name))
+    }
+
+    fn version(&self) -> &semver::Version {
+        self.version.get_or_init(|| {
+            let v = self.entry.definition().version;
+            semver::Version::new(v.major, v.minor, v.patch)
+        })
     }
 }
 
@@ -412,7 +438,7 @@ impl Matcher {
 
     /// Whether the who and what match.
     pub(crate) fn applies(&self, caller: &Caller, entry: &Entry) -> bool {
-        let name = entry.definition().id.name();
+        let name = std::cell::OnceCell::new();
         self.0.applies(caller, &Facts::new(entry, &name, caller))
     }
 
@@ -567,7 +593,7 @@ impl Rule {
                 "the caller's claim '{claim}' does not hold {wanted}"
             ));
         }
-        let name = entry.definition().id.name();
+        let name = std::cell::OnceCell::new();
         if !self.covers(&Facts::new(entry, &name, caller)) {
             return Some("the tool is not one it names".to_owned());
         }
@@ -577,7 +603,7 @@ impl Rule {
     fn is_for(&self, caller: &Caller, facts: &Facts<'_>) -> bool {
         self.callers
             .as_ref()
-            .is_none_or(|set| set.is_match_candidate(&facts.caller))
+            .is_none_or(|set| set.is_match_candidate(facts.caller()))
             && (self.groups.is_empty() || self.groups.iter().any(|g| caller.in_group(g)))
             && self
                 .claims
@@ -602,11 +628,11 @@ impl Rule {
             return true;
         }
         self.tools.iter().any(|pattern| {
-            pattern.name.is_match_candidate(&facts.name)
+            pattern.name.is_match_candidate(facts.name())
                 && pattern
                     .versions
                     .as_ref()
-                    .is_none_or(|range| range.matches(&facts.version))
+                    .is_none_or(|range| range.matches(facts.version()))
         })
     }
 }
