@@ -68,7 +68,8 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
     stop_all(&adapters).await;
     super::stop_traces(traces).await;
     if let Some(audit) = audit {
-        audit.flush();
+        // Exporting queued log records blocks: not on a runtime thread.
+        let _ = tokio::task::spawn_blocking(move || audit.close()).await;
     }
     served.context("MCP over stdio failed")?;
     Ok(ExitCode::SUCCESS)

@@ -93,7 +93,8 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     .await;
     super::stop_traces(traces).await;
     if let Some(audit) = audit {
-        audit.flush();
+        // Exporting queued log records blocks: not on a runtime thread.
+        let _ = tokio::task::spawn_blocking(move || audit.close()).await;
     }
     served
 }

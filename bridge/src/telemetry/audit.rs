@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use hmac::{KeyInit as _, Mac as _};
+use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _, Severity};
+use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::Digest as _;
@@ -29,7 +31,14 @@ use sha2::Digest as _;
 #[serde(deny_unknown_fields)]
 pub struct AuditConfig {
     /// The file the trail is appended to; `-` for stdout (not rotated).
-    pub file: PathBuf,
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Also export each line as an OpenTelemetry log record over OTLP/HTTP, to the endpoint the
+    /// standard variables name (`OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` or
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`). The record's body is the line, hashes included, so a
+    /// collector's copy can be checked with `audit verify` too.
+    #[serde(default)]
+    pub otlp: bool,
     /// A file grows to at most this many bytes, then is rotated (default 100 MiB).
     #[serde(default = "default_max_bytes")]
     pub max_bytes: u64,
@@ -68,6 +77,12 @@ pub enum AuditError {
     /// `key_env` names a variable that is not set.
     #[error("audit.key_env: environment variable {0} is not set (or empty)")]
     MissingKey(String),
+    /// Neither a file nor OTLP is configured.
+    #[error("audit: say where the trail goes (`file:` and/or `otlp: true`)")]
+    NoSink,
+    /// `otlp: true` without an endpoint, or an exporter that cannot be built.
+    #[error("audit.otlp: {0}")]
+    Otlp(String),
 }
 
 /// What one line records. Borrowed from the call: nothing is copied unless the trail is on.
@@ -123,7 +138,9 @@ impl std::fmt::Debug for AuditTrail {
 
 struct Writer {
     path: Option<PathBuf>,
-    out: BufWriter<Box<dyn std::io::Write + Send>>,
+    /// The file or stdout; `None` when the trail goes to OTLP only.
+    out: Option<BufWriter<Box<dyn std::io::Write + Send>>>,
+    logs: Option<Logs>,
     written: u64,
     max_bytes: u64,
     keep: usize,
@@ -144,34 +161,58 @@ impl AuditTrail {
             },
             None => None,
         };
-        let mut writer = if config.file.as_os_str() == "-" {
-            Writer {
+        let logs = if config.otlp {
+            Some(Logs::from_env()?)
+        } else {
+            None
+        };
+        let label = config
+            .file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("(OTLP)"));
+        let mut writer = match &config.file {
+            None if logs.is_none() => return Err(AuditError::NoSink),
+            None => Writer {
                 path: None,
-                out: BufWriter::new(Box::new(std::io::stdout())),
+                out: None,
+                logs,
                 written: 0,
                 max_bytes: u64::MAX,
                 keep: 0,
                 key,
                 last: String::new(),
                 failing: false,
-            }
-        } else {
-            let io = |source| AuditError::Io {
-                path: config.file.clone(),
-                source,
-            };
-            let last = last_hash(&config.file).map_err(io)?;
-            let file = open_append(&config.file).map_err(io)?;
-            let written = file.metadata().map_err(io)?.len();
-            Writer {
-                path: Some(config.file.clone()),
-                out: BufWriter::with_capacity(64 * 1024, Box::new(file)),
-                written,
-                max_bytes: config.max_bytes.max(1024),
-                keep: config.keep,
+            },
+            Some(file) if file.as_os_str() == "-" => Writer {
+                path: None,
+                out: Some(BufWriter::new(Box::new(std::io::stdout()))),
+                logs,
+                written: 0,
+                max_bytes: u64::MAX,
+                keep: 0,
                 key,
-                last: last.unwrap_or_default(),
+                last: String::new(),
                 failing: false,
+            },
+            Some(file) => {
+                let io = |source| AuditError::Io {
+                    path: file.clone(),
+                    source,
+                };
+                let last = last_hash(file).map_err(io)?;
+                let opened = open_append(file).map_err(io)?;
+                let written = opened.metadata().map_err(io)?.len();
+                Writer {
+                    path: Some(file.clone()),
+                    out: Some(BufWriter::with_capacity(64 * 1024, Box::new(opened))),
+                    logs,
+                    written,
+                    max_bytes: config.max_bytes.max(1024),
+                    keep: config.keep,
+                    key,
+                    last: last.unwrap_or_default(),
+                    failing: false,
+                }
             }
         };
         let start = if writer.last.is_empty() {
@@ -182,14 +223,13 @@ impl AuditTrail {
         } else {
             serde_json::json!({"audit": "otc-bridge", "resumed": now()})
         };
-        writer.line(&start).map_err(|source| AuditError::Io {
-            path: config.file.clone(),
-            source,
-        })?;
-        writer.out.flush().map_err(|source| AuditError::Io {
-            path: config.file.clone(),
-            source,
-        })?;
+        writer
+            .line(&start)
+            .and_then(|()| writer.flush())
+            .map_err(|source| AuditError::Io {
+                path: label,
+                source,
+            })?;
         Ok(Self {
             inner: Mutex::new(writer),
             inputs: config.inputs,
@@ -237,7 +277,19 @@ impl AuditTrail {
     /// Writes what is buffered to the file (every second, and at shutdown).
     pub fn flush(&self) {
         if let Ok(mut writer) = self.inner.lock() {
-            let _ = writer.out.flush();
+            let _ = writer.flush();
+        }
+    }
+
+    /// Writes what is buffered and exports the log records still queued (blocks up to the
+    /// export timeout: call it off the runtime's threads, at shutdown).
+    pub fn close(&self) {
+        self.flush();
+        let logs = self.inner.lock().ok().and_then(|mut w| w.logs.take());
+        if let Some(logs) = logs
+            && let Err(error) = logs.provider.shutdown()
+        {
+            tracing::warn!(%error, "Audit log records were not all exported.");
         }
     }
 }
@@ -272,10 +324,23 @@ impl Writer {
         body.push_str(",\"hash\":\"");
         body.push_str(&hash);
         body.push_str("\"}\n");
-        self.out.write_all(body.as_bytes())?;
+        if let Some(out) = &mut self.out {
+            out.write_all(body.as_bytes())?;
+        }
         self.written += body.len() as u64;
+        if let Some(logs) = &self.logs {
+            body.pop();
+            logs.emit(body);
+        }
         self.last = hash;
         Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.out {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
     }
 
     /// `FILE` becomes `FILE.1` (and `.1` `.2`, …, beyond `keep` deleted); the new `FILE` starts
@@ -284,7 +349,7 @@ impl Writer {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };
-        self.out.flush()?;
+        self.flush()?;
         let numbered = |n: usize| PathBuf::from(format!("{}.{n}", path.display()));
         if self.keep == 0 {
             std::fs::remove_file(&path)?;
@@ -298,10 +363,59 @@ impl Writer {
             }
             std::fs::rename(&path, numbered(1))?;
         }
-        self.out = BufWriter::with_capacity(64 * 1024, Box::new(open_append(&path)?));
+        self.out = Some(BufWriter::with_capacity(
+            64 * 1024,
+            Box::new(open_append(&path)?),
+        ));
         self.written = 0;
         let first = serde_json::json!({"audit": "otc-bridge", "rotated": now()});
         self.line(&first)
+    }
+}
+
+/// The OTLP side of the trail: each line becomes one log record (event `otc.audit`, body the
+/// line), exported in batches by the SDK's own thread.
+struct Logs {
+    provider: SdkLoggerProvider,
+    logger: SdkLogger,
+}
+
+/// The variables that name where log records go: either endpoint.
+const LOGS_ENDPOINT_VARS: [&str; 2] = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+];
+
+impl Logs {
+    fn from_env() -> Result<Self, AuditError> {
+        // Only a configured endpoint is contacted: no default of `localhost:4318`.
+        if !LOGS_ENDPOINT_VARS
+            .iter()
+            .any(|name| std::env::var(name).is_ok_and(|v| !v.trim().is_empty()))
+        {
+            return Err(AuditError::Otlp(
+                "set OTEL_EXPORTER_OTLP_LOGS_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(),
+            ));
+        }
+        let exporter = opentelemetry_otlp::LogExporter::builder()
+            .with_http()
+            .build()
+            .map_err(|e| AuditError::Otlp(e.to_string()))?;
+        let provider = SdkLoggerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(super::traces::resource())
+            .build();
+        let logger = provider.logger("otc-bridge.audit");
+        Ok(Self { provider, logger })
+    }
+
+    fn emit(&self, line: String) {
+        let mut record = self.logger.create_log_record();
+        record.set_event_name("otc.audit");
+        record.set_severity_number(Severity::Info);
+        record.set_severity_text("INFO");
+        record.set_body(AnyValue::String(line.into()));
+        self.logger.emit(record);
     }
 }
 

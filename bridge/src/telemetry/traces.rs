@@ -156,7 +156,7 @@ impl Traces {
 
 /// The `service.name` the SDK detects from the environment, else [`SERVICE_NAME`] (the SDK's
 /// own fallback is `unknown_service`).
-fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     let detected = Resource::builder().build();
     let named = detected
         .get(&opentelemetry::Key::from_static_str("service.name"))

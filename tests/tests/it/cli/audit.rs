@@ -306,3 +306,132 @@ fn run_verify_with_key(files: &[PathBuf], key: &str) -> (i32, String) {
         ),
     )
 }
+
+/// The log records an OTLP receiver got: (event name, body).
+type Records = std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>;
+
+async fn export_logs(
+    axum::extract::State(records): axum::extract::State<Records>,
+    body: axum::body::Bytes,
+) -> &'static str {
+    use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+    use prost::Message as _;
+    let request = ExportLogsServiceRequest::decode(body).unwrap();
+    let mut records = records.lock().unwrap();
+    for resource in request.resource_logs {
+        for scope in resource.scope_logs {
+            for record in scope.log_records {
+                let body = match record.body.and_then(|b| b.value) {
+                    Some(AnyValue::StringValue(s)) => s,
+                    other => format!("{other:?}"),
+                };
+                records.push((record.event_name, body));
+            }
+        }
+    }
+    // An empty `ExportLogsServiceResponse` is zero bytes of protobuf.
+    ""
+}
+
+#[tokio::test]
+async fn the_trail_goes_to_otlp_as_log_records_that_verify_as_a_chain() {
+    let dir = dir("otlp");
+    let records = Records::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new()
+        .route("/v1/logs", axum::routing::post(export_logs))
+        .with_state(records.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let config = dir.join("bridge.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+sources:
+  - {{type: mcp, name: example, transport: {{type: stdio, command: "{server}"}}}}
+auth:
+  api_keys:
+    - {{name: ci-bot, key: {{env: AUDIT_CI_KEY}}, groups: [ci]}}
+policies:
+  - {{name: ci-echo, effect: allow, groups: [ci], tools: ["ExampleMcpServer.Echo"]}}
+audit:
+  otlp: true
+"#,
+            server = example_server(),
+        ),
+    )
+    .unwrap();
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        config.to_str().unwrap(),
+        "--log-level",
+        "warn",
+    ];
+    let mut bridge = Running::spawn(
+        &args,
+        &[
+            ("AUDIT_CI_KEY", CI_KEY),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ],
+    );
+    let url = bridge.url().await;
+    let http = reqwest::Client::new();
+    for (tool, input, status) in [
+        ("ExampleMcpServer.Echo", json!({"message": "hi"}), 200),
+        ("ExampleMcpServer.Divide", json!({"a": 1, "b": 2}), 400),
+        ("ExampleMcpServer.Echo", json!({"message": "again"}), 200),
+    ] {
+        let answer = http
+            .post(format!("{url}/tools/call"))
+            .header("x-api-key", CI_KEY)
+            .json(&json!({"tool_id": tool, "input": input}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), status, "{tool}");
+    }
+    // Shutdown exports what is queued: no waiting for the batch interval.
+    bridge.interrupt().await;
+    let records = records.lock().unwrap().clone();
+    assert_eq!(
+        records.len(),
+        4,
+        "the header and one record per call: {records:#?}"
+    );
+    assert!(records.iter().all(|(event, _)| event == "otc.audit"));
+    let lines: Vec<Value> = records
+        .iter()
+        .map(|(_, body)| serde_json::from_str(body).unwrap())
+        .collect();
+    assert_eq!(lines[0]["audit"], "otc-bridge");
+    assert_eq!(lines[1]["caller"], "ci-bot");
+    assert_eq!(lines[2]["requested"], "ExampleMcpServer.Divide");
+    assert!(
+        lines[2].get("tool").is_none(),
+        "hidden is missing: {}",
+        lines[2]
+    );
+    assert!(records.iter().all(|(_, body)| !body.contains(CI_KEY)));
+    // The bodies are the trail itself: written to a file, they verify as a chain.
+    let file = dir.join("from-otlp.jsonl");
+    let text: String = records
+        .iter()
+        .map(|(_, body)| format!("{body}\n"))
+        .collect();
+    std::fs::write(&file, &text).unwrap();
+    let (code, out) = verify(std::slice::from_ref(&file));
+    assert_eq!(code, 0, "{out}");
+    let edited = dir.join("edited.jsonl");
+    std::fs::write(&edited, text.replacen("ci-bot", "ci-bog", 1)).unwrap();
+    assert_ne!(verify(std::slice::from_ref(&edited)).0, 0);
+
+    // Without an endpoint the bridge refuses to start, naming what to set.
+    std::fs::write(&config, "audit:\n  otlp: true\n").unwrap();
+    let (code, _, stderr) = run(&args);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{stderr}");
+}
