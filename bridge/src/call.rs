@@ -23,8 +23,8 @@ use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
 use crate::rescue::{self, ApiError, Refusal, Rescued};
 use crate::telemetry::Telemetry;
 use crate::telemetry::events::{
-    CallDecided, CallEvents, CallFinished, CallRefused, CallStarted, CallUnauthenticated, Edge,
-    ToolResolved, UpstreamAnswered, UpstreamCalled,
+    CallDecided, CallEvents, CallFinished, CallLimited, CallRefused, CallStarted,
+    CallUnauthenticated, Edge, ToolResolved, UpstreamAnswered, UpstreamCalled,
 };
 
 /// A call request as an edge parsed it.
@@ -230,10 +230,13 @@ async fn run(
     }
     // Counted only once allowed; held (its concurrency permits) until the call has ended.
     let _admitted = match view.limits {
-        Some(limits) => limits
-            .admit(view.caller, entry)
-            .await
-            .map_err(|Limited { rule, wait }| ApiError::RateLimited { rule, wait })?,
+        Some(limits) => match limits.admit(view.caller, entry).await {
+            Ok(admitted) => admitted,
+            Err(Limited { rule, wait }) => {
+                CallLimited { rule: &rule, wait }.emit(events);
+                return Err(ApiError::RateLimited { rule, wait });
+            }
+        },
         None => Admitted::default(),
     };
     let CallToolRequest {

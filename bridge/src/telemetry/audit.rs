@@ -106,6 +106,9 @@ pub(crate) struct Record<'a> {
     /// The rule that decided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<&'a str>,
+    /// The rate limit or concurrency cap that refused the call, and the wait it asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limited: Option<Limited<'a>>,
     /// `success`, `tool_error` or `refused`.
     pub outcome: &'a str,
     /// The HTTP status of a refusal.
@@ -120,6 +123,15 @@ pub(crate) struct Record<'a> {
     /// The input, when the configuration asks for inputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+}
+
+/// A limit that refused a call, as a line records it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Limited<'a> {
+    /// The limit's rule (its name, or its position).
+    pub rule: &'a str,
+    /// How long the caller was told to wait.
+    pub retry_after_ms: u64,
 }
 
 /// The audit trail a bridge appends to.

@@ -10,6 +10,7 @@
 //! | [`UpstreamCalled`] | [`crate::call`] | | `calls_in_flight` +1 | `otc.upstream` starts; its context goes upstream |
 //! | [`UpstreamAnswered`] | [`crate::call`] | | `calls_in_flight` −1, `upstream_duration_seconds` | `otc.upstream` ends (error status) |
 //! | [`CallDecided`] | [`crate::call`] | | `policy_decisions_total{effect, rule}` | |
+//! | [`CallLimited`] | [`crate::call`] | | (the refusal's `calls_total{outcome=429}`) | |
 //! | [`CallFinished`] | [`crate::call`] | MCP: `MCP call succeeded` / `… failed in the tool` | `calls_total{outcome=success\|tool_error}`, `call_duration_seconds` | `otc.call` ends with its outcome |
 //! | [`CallRefused`] | [`crate::call`] | MCP: `MCP call refused` | `calls_total{outcome=<status>}`, `call_duration_seconds` | `otc.call` ends, refused |
 //! | [`CallUnauthenticated`] | [`crate::call::unauthenticated`] (for the auth layer) | | `calls_total{outcome=401}` | |
@@ -33,7 +34,7 @@ use std::time::Instant;
 use otc_adapters::{AdapterError, TraceContext};
 
 use super::Telemetry;
-use super::audit::{AuditTrail, Record};
+use super::audit::{AuditTrail, Limited, Record};
 use super::metrics::{InFlight, Outcome, ToolMetrics};
 use super::traces::{CallSpan, UpstreamSpan};
 use crate::catalog::registry::Entry;
@@ -86,6 +87,7 @@ impl<'c> CallStarted<'_, 'c> {
                 caller: self.caller,
                 tool: None,
                 decision: None,
+                limited: None,
                 bytes_in: 0,
                 input: None,
             }),
@@ -121,6 +123,8 @@ struct Audited<'t> {
     tool: Option<String>,
     /// The decision (`allow`, `refuse`, `none`) and the rule's label.
     decision: Option<(&'static str, Option<String>)>,
+    /// The limit that refused the call and the wait it asked for (ms).
+    limited: Option<(String, u64)>,
     bytes_in: usize,
     input: Option<serde_json::Value>,
 }
@@ -140,6 +144,10 @@ impl Audited<'_> {
             call_id: outcome.call_id,
             decision,
             rule,
+            limited: self.limited.as_ref().map(|(rule, wait)| Limited {
+                rule,
+                retry_after_ms: *wait,
+            }),
             outcome: outcome.outcome,
             status: outcome.status,
             ms: (ms * 1000.0).round() / 1000.0,
@@ -212,6 +220,23 @@ impl CallDecided<'_> {
             if audit.trail.records_inputs() {
                 audit.input = Some(audit.trail.scrubbed(self.input));
             }
+        }
+    }
+}
+
+/// A rate limit or concurrency cap refused an allowed call (the refusal itself is
+/// [`CallRefused`]'s).
+#[derive(Debug)]
+pub(crate) struct CallLimited<'a> {
+    pub(crate) rule: &'a str,
+    pub(crate) wait: std::time::Duration,
+}
+
+impl CallLimited<'_> {
+    pub(crate) fn emit(self, call: &mut CallEvents<'_>) {
+        if let Some(audit) = &mut call.audit {
+            let wait = u64::try_from(self.wait.as_millis()).unwrap_or(u64::MAX);
+            audit.limited = Some((self.rule.to_owned(), wait));
         }
     }
 }

@@ -356,6 +356,9 @@ auth:
     - {{name: ci-bot, key: {{env: AUDIT_CI_KEY}}, groups: [ci]}}
 policies:
   - {{name: ci-echo, effect: allow, groups: [ci], tools: ["ExampleMcpServer.Echo"]}}
+rate_limits:
+  rules:
+    - {{name: two-echoes, tools: ["ExampleMcpServer.Echo"], rate: 2/minute}}
 audit:
   otlp: true
 "#,
@@ -384,6 +387,11 @@ audit:
         ("ExampleMcpServer.Echo", json!({"message": "hi"}), 200),
         ("ExampleMcpServer.Divide", json!({"a": 1, "b": 2}), 400),
         ("ExampleMcpServer.Echo", json!({"message": "again"}), 200),
+        (
+            "ExampleMcpServer.Echo",
+            json!({"message": "once more"}),
+            429,
+        ),
     ] {
         let answer = http
             .post(format!("{url}/tools/call"))
@@ -399,7 +407,7 @@ audit:
     let records = records.lock().unwrap().clone();
     assert_eq!(
         records.len(),
-        4,
+        5,
         "the header and one record per call: {records:#?}"
     );
     assert!(records.iter().all(|(event, _)| event == "otc.audit"));
@@ -415,6 +423,12 @@ audit:
         "hidden is missing: {}",
         lines[2]
     );
+    assert!(lines[3].get("limited").is_none(), "{}", lines[3]);
+    // The limit that refused a call, and the wait it asked for.
+    assert_eq!(lines[4]["status"], 429);
+    assert_eq!(lines[4]["decision"], "allow");
+    assert_eq!(lines[4]["limited"]["rule"], "two-echoes");
+    assert!(lines[4]["limited"]["retry_after_ms"].as_u64().unwrap() > 1000);
     assert!(records.iter().all(|(_, body)| !body.contains(CI_KEY)));
     // The bodies are the trail itself: written to a file, they verify as a chain.
     let file = dir.join("from-otlp.jsonl");
