@@ -258,5 +258,133 @@ fn restricted_search(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, decision, call_path, restricted_search);
+/// A `redis-server` from the project's install (scripts/install-redis.sh, under
+/// `$OTC_CORPUS_DIR`) on a free loopback port, or `None` when it is not installed.
+fn redis_server() -> Option<(std::process::Child, String)> {
+    let server = std::path::PathBuf::from(std::env::var_os("OTC_CORPUS_DIR")?)
+        .join("redis/bin/redis-server");
+    if !server.is_file() {
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let child = std::process::Command::new(server)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some((child, format!("redis://127.0.0.1:{port}")));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+/// A call under a per-caller rate limit it never reaches: counted in memory, or in a real
+/// Redis on loopback (one Lua script per call) as replicas share it, against no limit at all.
+fn limited_call_path(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let key = "bench-key-0123456789".to_owned();
+    let config: otc_bridge::RateLimitsConfig = serde_json::from_value(json!({
+        "rules": [{"name": "per-caller", "rate": "1000000/second", "per": "caller"}]
+    }))
+    .unwrap();
+    let router = |limits: otc_bridge::Limits| {
+        let settings = ServerSettings {
+            limits: Arc::new(limits),
+            ..ServerSettings::default()
+        };
+        let auth = Authenticator::new(None, &[], Vec::new()).with_key(
+            Some("bench-bot".to_owned()),
+            key.clone(),
+            vec!["bench".to_owned()],
+        );
+        app(AppState::new(
+            SharedCatalog::new(catalog()),
+            settings,
+            Some(auth),
+        ))
+    };
+    let mut routers = vec![
+        (
+            "call with no rate limit",
+            router(otc_bridge::Limits::compile(&Default::default(), None, None).unwrap()),
+        ),
+        (
+            "call with a rate limit in memory",
+            router(otc_bridge::Limits::compile(&config, None, None).unwrap()),
+        ),
+    ];
+    let redis = redis_server();
+    match &redis {
+        Some((_, url)) => {
+            let connection = runtime.block_on(async {
+                redis::Client::open(url.as_str())
+                    .unwrap()
+                    .get_connection_manager()
+                    .await
+                    .unwrap()
+            });
+            // What any command costs on this machine's loopback: the floor under the shared
+            // limit's figure.
+            let mut ping = connection.clone();
+            c.bench_function("redis PING round trip (the floor)", |b| {
+                b.iter(|| {
+                    runtime.block_on(async {
+                        redis::cmd("PING")
+                            .query_async::<String>(&mut ping)
+                            .await
+                            .unwrap()
+                    })
+                });
+            });
+            routers.push((
+                "call with a rate limit shared through Redis",
+                router(otc_bridge::Limits::compile(&config, None, Some(connection)).unwrap()),
+            ));
+        }
+        None => eprintln!(
+            "redis-server is not installed under $OTC_CORPUS_DIR (scripts/install-redis.sh): \
+             the Redis case is not measured"
+        ),
+    }
+    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
+    for (name, router) in routers {
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                runtime.block_on(async {
+                    let request = Request::post("/tools/call")
+                        .header("content-type", "application/json")
+                        .header("x-api-key", &key)
+                        .body(Body::from(body))
+                        .unwrap();
+                    let response = router.clone().oneshot(request).await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    to_bytes(response.into_body(), usize::MAX).await.unwrap()
+                })
+            });
+        });
+    }
+    if let Some((mut child, _)) = redis {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+criterion_group!(
+    benches,
+    decision,
+    call_path,
+    restricted_search,
+    limited_call_path
+);
 criterion_main!(benches);
