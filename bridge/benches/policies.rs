@@ -104,47 +104,59 @@ fn decision(c: &mut Criterion) {
     });
 }
 
+const BENCH_KEY: &str = "bench-key-0123456789";
+
+/// The bridge's router over `catalog` with `settings`, one API key (`bench-bot`, group `bench`).
+fn router(catalog: SharedCatalog, settings: ServerSettings) -> axum::Router {
+    let auth = Authenticator::new(None, &[], Vec::new()).with_key(
+        Some("bench-bot".to_owned()),
+        BENCH_KEY.to_owned(),
+        vec!["bench".to_owned()],
+    );
+    app(AppState::new(catalog, settings, Some(auth)))
+}
+
+/// Benchmarks one `POST /tools/call` of `Calculator.Add` through `router`, answered 200.
+fn bench_call(
+    c: &mut Criterion,
+    runtime: &tokio::runtime::Runtime,
+    name: &str,
+    router: &axum::Router,
+) {
+    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
+    c.bench_function(name, |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let request = Request::post("/tools/call")
+                    .header("content-type", "application/json")
+                    .header("x-api-key", BENCH_KEY)
+                    .body(Body::from(body))
+                    .unwrap();
+                let response = router.clone().oneshot(request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                to_bytes(response.into_body(), usize::MAX).await.unwrap()
+            })
+        });
+    });
+}
+
 fn call_path(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let key = "bench-key-0123456789".to_owned();
-    let router = |policies: Policies| {
+    let with = |policies: Policies| {
         let settings = ServerSettings {
             policies: Arc::new(policies),
             ..ServerSettings::default()
         };
-        let auth = Authenticator::new(None, &[], Vec::new()).with_key(
-            Some("bench-bot".to_owned()),
-            key.clone(),
-            vec!["bench".to_owned()],
-        );
-        app(AppState::new(
-            SharedCatalog::new(catalog()),
-            settings,
-            Some(auth),
-        ))
+        router(SharedCatalog::new(catalog()), settings)
     };
-    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
     for (name, router) in [
-        ("call with policies off", router(Policies::default())),
-        ("call with 100 policies", router(hundred_rules())),
+        ("call with policies off", with(Policies::default())),
+        ("call with 100 policies", with(hundred_rules())),
     ] {
-        c.bench_function(name, |b| {
-            b.iter(|| {
-                runtime.block_on(async {
-                    let request = Request::post("/tools/call")
-                        .header("content-type", "application/json")
-                        .header("x-api-key", &key)
-                        .body(Body::from(body))
-                        .unwrap();
-                    let response = router.clone().oneshot(request).await.unwrap();
-                    assert_eq!(response.status(), 200);
-                    to_bytes(response.into_body(), usize::MAX).await.unwrap()
-                })
-            });
-        });
+        bench_call(c, &runtime, name, &router);
     }
 }
 
@@ -201,7 +213,6 @@ fn restricted_search(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let key = "bench-key-0123456789".to_owned();
     // Ten toolkits of the hundred.
     let kits: Vec<String> = (0..10).map(|k| format!("Kit{}", k * 10)).collect();
     let a_tenth: Vec<PolicyConfig> = serde_yaml::from_str(&format!(
@@ -210,17 +221,12 @@ fn restricted_search(c: &mut Criterion) {
     ))
     .unwrap();
     let catalog = SharedCatalog::new(big_catalog());
-    let router = |policies: Policies| {
-        let auth = Authenticator::new(None, &[], Vec::new()).with_key(
-            Some("bench-bot".to_owned()),
-            key.clone(),
-            vec!["bench".to_owned()],
-        );
+    let with = |policies: Policies| {
         let settings = ServerSettings {
             policies: Arc::new(policies),
             ..ServerSettings::default()
         };
-        app(AppState::new(catalog.clone(), settings, Some(auth)))
+        router(catalog.clone(), settings)
     };
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "search_tools", "arguments": {"query": "export the invoice records", "limit": 10}}})
@@ -228,11 +234,11 @@ fn restricted_search(c: &mut Criterion) {
     for (name, router) in [
         (
             "search_tools over 10,000 tools, every tool visible",
-            router(Policies::default()),
+            with(Policies::default()),
         ),
         (
             "search_tools over 10,000 tools, a tenth visible",
-            router(Policies::compile(&a_tenth, None).unwrap()),
+            with(Policies::compile(&a_tenth, None).unwrap()),
         ),
     ] {
         c.bench_function(name, |b| {
@@ -243,7 +249,7 @@ fn restricted_search(c: &mut Criterion) {
                         .header("content-type", "application/json")
                         .header("accept", "application/json, text/event-stream")
                         .header("mcp-protocol-version", "2025-06-18")
-                        .header("x-api-key", &key)
+                        .header("x-api-key", BENCH_KEY)
                         .body(Body::from(body.clone()))
                         .unwrap();
                     let response = router.clone().oneshot(request).await.unwrap();
@@ -293,35 +299,25 @@ fn limited_call_path(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let key = "bench-key-0123456789".to_owned();
     let config: otc_bridge::RateLimitsConfig = serde_json::from_value(json!({
         "rules": [{"name": "per-caller", "rate": "1000000/second", "per": "caller"}]
     }))
     .unwrap();
-    let router = |limits: otc_bridge::Limits| {
+    let with = |limits: otc_bridge::Limits| {
         let settings = ServerSettings {
             limits: Arc::new(limits),
             ..ServerSettings::default()
         };
-        let auth = Authenticator::new(None, &[], Vec::new()).with_key(
-            Some("bench-bot".to_owned()),
-            key.clone(),
-            vec!["bench".to_owned()],
-        );
-        app(AppState::new(
-            SharedCatalog::new(catalog()),
-            settings,
-            Some(auth),
-        ))
+        router(SharedCatalog::new(catalog()), settings)
     };
     let mut routers = vec![
         (
             "call with no rate limit",
-            router(otc_bridge::Limits::compile(&Default::default(), None, None).unwrap()),
+            with(otc_bridge::Limits::compile(&Default::default(), None, None).unwrap()),
         ),
         (
             "call with a rate limit in memory",
-            router(otc_bridge::Limits::compile(&config, None, None).unwrap()),
+            with(otc_bridge::Limits::compile(&config, None, None).unwrap()),
         ),
     ];
     let redis = redis_server();
@@ -349,7 +345,7 @@ fn limited_call_path(c: &mut Criterion) {
             });
             routers.push((
                 "call with a rate limit shared through Redis",
-                router(otc_bridge::Limits::compile(&config, None, Some(connection)).unwrap()),
+                with(otc_bridge::Limits::compile(&config, None, Some(connection)).unwrap()),
             ));
         }
         None => eprintln!(
@@ -357,22 +353,8 @@ fn limited_call_path(c: &mut Criterion) {
              the Redis case is not measured"
         ),
     }
-    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
     for (name, router) in routers {
-        c.bench_function(name, |b| {
-            b.iter(|| {
-                runtime.block_on(async {
-                    let request = Request::post("/tools/call")
-                        .header("content-type", "application/json")
-                        .header("x-api-key", &key)
-                        .body(Body::from(body))
-                        .unwrap();
-                    let response = router.clone().oneshot(request).await.unwrap();
-                    assert_eq!(response.status(), 200);
-                    to_bytes(response.into_body(), usize::MAX).await.unwrap()
-                })
-            });
-        });
+        bench_call(c, &runtime, name, &router);
     }
     if let Some((mut child, _)) = redis {
         let _ = child.kill();
