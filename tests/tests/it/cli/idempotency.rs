@@ -12,7 +12,7 @@ use tokio::process::{Child, Command};
 
 use super::example_server;
 use otc_tests::bridge_process::{Running, repo_root};
-use otc_tests::http::free_port;
+use otc_tests::redis::RedisServer;
 
 struct Client {
     http: reqwest::Client,
@@ -185,14 +185,12 @@ async fn a_repeated_call_id_never_answers_other_credentials() {
     demo.interrupt().await;
 }
 
-/// A process of the test, stopped when dropped.
-struct Process(Child);
-
+/// The first line `child` prints with a URL in it (it is then listening).
 async fn ready_line(child: &mut Child, what: &str) -> String {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let read = async {
         while let Some(line) = lines.next_line().await.unwrap() {
-            if line.contains("http://") || line.contains("Ready to accept connections") {
+            if line.contains("http://") {
                 return line;
             }
         }
@@ -206,8 +204,8 @@ async fn ready_line(child: &mut Child, what: &str) -> String {
 /// A real `redis-server`, the example MCP server over streamable HTTP (its `stats` counts the
 /// calls of both replicas), and two bridges sharing both.
 struct Replicas {
-    redis: Process,
-    _upstream: Process,
+    redis: RedisServer,
+    _upstream: Child,
     first: Running,
     second: Running,
     a: Client,
@@ -216,19 +214,8 @@ struct Replicas {
 }
 
 async fn replicas(idempotency: &str) -> Replicas {
-    let corpus = otc_fixtures::corpus_dir().expect("OTC_CORPUS_DIR: run scripts/test.sh");
-    let redis_server = corpus.join("redis/bin/redis-server");
-    assert!(redis_server.is_file(), "run scripts/install-redis.sh");
-    let port = free_port();
-    let mut redis = Command::new(&redis_server)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--loglevel", "notice"])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    ready_line(&mut redis, "redis-server").await;
-    let redis = Process(redis);
+    let redis = RedisServer::start().await;
+    let (port, state) = (redis.port, redis.url());
 
     let mut upstream = Command::new(repo_root().join(example_server()))
         .args(["--http", "127.0.0.1:0"])
@@ -240,7 +227,6 @@ async fn replicas(idempotency: &str) -> Replicas {
     let mcp_url = mcp_url[mcp_url.find("http://").unwrap()..]
         .trim()
         .to_owned();
-    let upstream = Process(upstream);
 
     let dir =
         std::env::temp_dir().join(format!("otc-bridge-replicas-{}-{port}", std::process::id()));
@@ -249,7 +235,7 @@ async fn replicas(idempotency: &str) -> Replicas {
     std::fs::write(
         &config,
         format!(
-            "state: redis://127.0.0.1:{port}\nidempotency: {idempotency}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
+            "state: {state}\nidempotency: {idempotency}\nauth:\n  api_keys: {{env: REPLICA_KEYS}}\nsources:\n  - type: mcp\n    name: example\n    transport: {{type: streamable_http, url: \"{mcp_url}\"}}\n"
         ),
     )
     .unwrap();
@@ -347,7 +333,7 @@ async fn two_replicas_sharing_redis_answer_each_others_repeats() {
     );
 
     // Redis gone: calls go on without the duplicate check (the default, `on_store_error: open`).
-    replicas.redis.0.kill().await.unwrap();
+    replicas.redis.kill().await;
     let (status, body) = replicas
         .a
         .call(ECHO, json!({"message": "x"}), Some("r3"))
