@@ -40,6 +40,23 @@ impl Running {
         Self::spawn_with_stderr(args, env, Stdio::inherit())
     }
 
+    /// The bridge serving the configuration file `config` on a free loopback port, logging at
+    /// `warn`, with extra environment `env` (the keys the file names).
+    pub fn serving(config: &std::path::Path, env: &[(&str, &str)]) -> Self {
+        let config = config.to_str().expect("a UTF-8 path");
+        Self::spawn(
+            &[
+                "--listen",
+                "127.0.0.1:0",
+                "--config",
+                config,
+                "--log-level",
+                "warn",
+            ],
+            env,
+        )
+    }
+
     /// As [`Self::spawn`], under [`MEMORY_LIMIT_KB`] of address space: a bridge that reads
     /// without bound dies of it here instead of exhausting the machine.
     pub fn spawn_bounded(args: &[&str]) -> Self {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::example_server;
+use super::example_with_keys;
 use otc_tests::bridge_process::{Running, run};
 
 const CI_KEY: &str = "audit-ci-key-0123456789";
@@ -33,13 +33,7 @@ async fn write_trail(dir: &Path, keyed: bool) -> Vec<PathBuf> {
     std::fs::write(
         &config,
         format!(
-            r#"
-sources:
-  - {{type: mcp, name: example, transport: {{type: stdio, command: "{server}"}}}}
-auth:
-  api_keys:
-    - {{name: ci-bot, key: {{env: AUDIT_CI_KEY}}, groups: [ci]}}
-    - {{name: ops, key: {{env: AUDIT_OPS_KEY}}, groups: [ops]}}
+            r#"{keys}
 policies:
   - {{name: ops-all, effect: allow, groups: [ops]}}
   - name: ci-echo
@@ -54,20 +48,16 @@ audit:
   keep: 20
   inputs: true{key}
 "#,
-            server = example_server(),
+            keys = example_with_keys(&[
+                ("ci-bot", "AUDIT_CI_KEY", "ci"),
+                ("ops", "AUDIT_OPS_KEY", "ops")
+            ]),
             trail = dir.join("audit.jsonl").display(),
         ),
     )
     .unwrap();
-    let mut bridge = Running::spawn(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            config.to_str().unwrap(),
-            "--log-level",
-            "warn",
-        ],
+    let mut bridge = Running::serving(
+        &config,
         &[
             ("AUDIT_CI_KEY", CI_KEY),
             ("AUDIT_OPS_KEY", OPS_KEY),
@@ -348,12 +338,7 @@ async fn the_trail_goes_to_otlp_as_log_records_that_verify_as_a_chain() {
     std::fs::write(
         &config,
         format!(
-            r#"
-sources:
-  - {{type: mcp, name: example, transport: {{type: stdio, command: "{server}"}}}}
-auth:
-  api_keys:
-    - {{name: ci-bot, key: {{env: AUDIT_CI_KEY}}, groups: [ci]}}
+            r#"{keys}
 policies:
   - {{name: ci-echo, effect: allow, groups: [ci], tools: ["ExampleMcpServer.Echo"]}}
 rate_limits:
@@ -362,7 +347,7 @@ rate_limits:
 audit:
   otlp: true
 "#,
-            server = example_server(),
+            keys = example_with_keys(&[("ci-bot", "AUDIT_CI_KEY", "ci")]),
         ),
     )
     .unwrap();

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::example_server;
+use super::example_with_keys;
 use otc_tests::bridge_process::Running;
 use otc_tests::redis::RedisServer;
 
@@ -20,29 +20,15 @@ fn write_config(name: &str, text: &str) -> std::path::PathBuf {
 }
 
 fn keys_and_source() -> String {
-    format!(
-        r#"
-sources:
-  - {{type: mcp, name: example, transport: {{type: stdio, command: "{server}"}}}}
-auth:
-  api_keys:
-    - {{name: ci-bot, key: {{env: LIMITS_CI_KEY}}, groups: [ci]}}
-    - {{name: ops, key: {{env: LIMITS_OPS_KEY}}, groups: [ops]}}
-"#,
-        server = example_server()
-    )
+    example_with_keys(&[
+        ("ci-bot", "LIMITS_CI_KEY", "ci"),
+        ("ops", "LIMITS_OPS_KEY", "ops"),
+    ])
 }
 
 async fn start(config: &std::path::Path) -> (Running, String) {
-    let mut running = Running::spawn(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            config.to_str().unwrap(),
-            "--log-level",
-            "error",
-        ],
+    let mut running = Running::serving(
+        config,
         &[("LIMITS_CI_KEY", CI_KEY), ("LIMITS_OPS_KEY", OPS_KEY)],
     );
     let url = running.url().await;

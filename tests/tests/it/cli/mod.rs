@@ -25,6 +25,21 @@ use otc_tests::bridge_process::repo_root;
 /// to the repository root.
 const EXAMPLE_SERVER: &str = "target/debug/example-mcp-server";
 
+/// A configuration's first lines: the example MCP server as its one source, and named API keys
+/// `(name, environment variable, group)`; the rest of the configuration follows it.
+fn example_with_keys(keys: &[(&str, &str, &str)]) -> String {
+    let mut yaml = format!(
+        "sources:\n  - {{type: mcp, name: example, transport: {{type: stdio, command: \"{}\"}}}}\nauth:\n  api_keys:\n",
+        example_server()
+    );
+    for (name, env, group) in keys {
+        yaml.push_str(&format!(
+            "    - {{name: {name}, key: {{env: {env}}}, groups: [{group}]}}\n"
+        ));
+    }
+    yaml
+}
+
 /// The example MCP server, built (or brought up to date) once per test process, so a stale
 /// binary is never tested; returns [`EXAMPLE_SERVER`], which names the binary just built.
 fn example_server() -> &'static str {

@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use serde_json::{Value, json};
 
-use super::example_server;
+use super::{example_server, example_with_keys};
 use otc_tests::bridge_process::{Running, repo_root, run};
 
 const CI_KEY: &str = "ci-bot-key-0123456789";
@@ -118,15 +118,8 @@ struct Bridge {
 
 impl Bridge {
     async fn start(config: &std::path::Path) -> Self {
-        let mut running = Running::spawn(
-            &[
-                "--listen",
-                "127.0.0.1:0",
-                "--config",
-                config.to_str().unwrap(),
-                "--log-level",
-                "warn",
-            ],
+        let mut running = Running::serving(
+            config,
             &[("POLICY_CI_KEY", CI_KEY), ("POLICY_OPS_KEY", OPS_KEY)],
         );
         let url = running.url().await;
@@ -408,17 +401,7 @@ policies:
             server = example_server(),
         ),
     );
-    let mut running = Running::spawn(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            config.to_str().unwrap(),
-            "--log-level",
-            "warn",
-        ],
-        &[("POLICY_HS_SECRET", secret)],
-    );
+    let mut running = Running::serving(&config, &[("POLICY_HS_SECRET", secret)]);
     let bridge = Bridge {
         url: running.url().await,
         _running: Some(running),
@@ -601,24 +584,15 @@ fn policy_list_and_explain_show_what_a_caller_sees_and_why() {
 /// A config whose policies let the ci group use only `tool`, with the ci-bot key and, when
 /// `newbie`, a second named key in the ci group.
 fn swapped_config(path: &std::path::Path, tool: &str, newbie: bool) {
-    let extra_key = if newbie {
-        "\n    - {name: newbie, key: {env: POLICY_OPS_KEY}, groups: [ci]}"
-    } else {
-        ""
-    };
+    let mut keys = vec![("ci-bot", "POLICY_CI_KEY", "ci")];
+    if newbie {
+        keys.push(("newbie", "POLICY_OPS_KEY", "ci"));
+    }
     std::fs::write(
         path,
         format!(
-            r#"
-sources:
-  - {{type: mcp, name: example, transport: {{type: stdio, command: "{server}"}}}}
-auth:
-  api_keys:
-    - {{name: ci-bot, key: {{env: POLICY_CI_KEY}}, groups: [ci]}}{extra_key}
-policies:
-  - {{name: ci-only-one, effect: allow, groups: [ci], tools: ["{tool}"]}}
-"#,
-            server = example_server(),
+            "{}policies:\n  - {{name: ci-only-one, effect: allow, groups: [ci], tools: [\"{tool}\"]}}\n",
+            example_with_keys(&keys)
         ),
     )
     .unwrap();
@@ -629,15 +603,8 @@ async fn reload_swaps_callers_and_policies_at_once_and_keeps_them_when_the_new_o
 {
     let path = write_config("swapped", "");
     swapped_config(&path, ECHO, false);
-    let mut running = Running::spawn(
-        &[
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            path.to_str().unwrap(),
-            "--log-level",
-            "warn",
-        ],
+    let mut running = Running::serving(
+        &path,
         &[("POLICY_CI_KEY", CI_KEY), ("POLICY_OPS_KEY", OPS_KEY)],
     );
     let url = running.url().await;
