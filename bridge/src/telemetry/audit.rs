@@ -182,30 +182,23 @@ impl AuditTrail {
             .file
             .clone()
             .unwrap_or_else(|| PathBuf::from("(OTLP)"));
-        let mut writer = match &config.file {
+        // Where lines are written besides OTLP: (path when rotated, out, bytes already there,
+        // the chain's last hash).
+        type Sink = (
+            Option<PathBuf>,
+            Option<BufWriter<Box<dyn std::io::Write + Send>>>,
+            u64,
+            Option<String>,
+        );
+        let (path, out, written, last): Sink = match &config.file {
             None if logs.is_none() => return Err(AuditError::NoSink),
-            None => Writer {
-                path: None,
-                out: None,
-                logs,
-                written: 0,
-                max_bytes: u64::MAX,
-                keep: 0,
-                key,
-                last: String::new(),
-                failing: false,
-            },
-            Some(file) if file.as_os_str() == "-" => Writer {
-                path: None,
-                out: Some(BufWriter::new(Box::new(std::io::stdout()))),
-                logs,
-                written: 0,
-                max_bytes: u64::MAX,
-                keep: 0,
-                key,
-                last: String::new(),
-                failing: false,
-            },
+            None => (None, None, 0, None),
+            Some(file) if file.as_os_str() == "-" => (
+                None,
+                Some(BufWriter::new(Box::new(std::io::stdout()))),
+                0,
+                None,
+            ),
             Some(file) => {
                 let io = |source| AuditError::Io {
                     path: file.clone(),
@@ -214,18 +207,31 @@ impl AuditTrail {
                 let last = last_hash(file).map_err(io)?;
                 let opened = open_append(file).map_err(io)?;
                 let written = opened.metadata().map_err(io)?.len();
-                Writer {
-                    path: Some(file.clone()),
-                    out: Some(BufWriter::with_capacity(64 * 1024, Box::new(opened))),
-                    logs,
+                let out: Box<dyn std::io::Write + Send> = Box::new(opened);
+                (
+                    Some(file.clone()),
+                    Some(BufWriter::with_capacity(64 * 1024, out)),
                     written,
-                    max_bytes: config.max_bytes.max(1024),
-                    keep: config.keep,
-                    key,
-                    last: last.unwrap_or_default(),
-                    failing: false,
-                }
+                    last,
+                )
             }
+        };
+        let rotated = path.is_some();
+        let mut writer = Writer {
+            path,
+            out,
+            logs,
+            written,
+            // Only a file is rotated.
+            max_bytes: if rotated {
+                config.max_bytes.max(1024)
+            } else {
+                u64::MAX
+            },
+            keep: if rotated { config.keep } else { 0 },
+            key,
+            last: last.unwrap_or_default(),
+            failing: false,
         };
         let start = if writer.last.is_empty() {
             // A new trail: its chain starts from a random value.
