@@ -1,5 +1,7 @@
 //! Shaping of served tools and their results (DESIGN.md §15), pure: no I/O, no async.
 //!
+//! - [`transform`]: tool transforms (name, description, arguments hidden, renamed, narrowed), and
+//!   the map of each call back to the upstream's arguments.
 //! - [`budget`]: a result cut to a byte budget, still valid JSON and saying what it left out, and
 //!   the full text read in pages.
 //!
@@ -8,3 +10,4 @@
 #![warn(missing_docs)]
 
 pub mod budget;
+pub mod transform;
