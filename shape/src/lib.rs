@@ -2,6 +2,7 @@
 //!
 //! - [`transform`]: tool transforms (name, description, arguments hidden, renamed, narrowed), and
 //!   the map of each call back to the upstream's arguments.
+//! - [`project`]: results projected with a jq program (jaq), bounded in time and size.
 //! - [`budget`]: a result cut to a byte budget, still valid JSON and saying what it left out, and
 //!   the full text read in pages.
 //!
@@ -10,4 +11,5 @@
 #![warn(missing_docs)]
 
 pub mod budget;
+pub mod project;
 pub mod transform;

@@ -4,4 +4,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod budget;
+mod project;
 mod transform;
