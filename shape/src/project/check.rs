@@ -10,6 +10,9 @@ use super::{MAX_PROGRAM_BYTES, MAX_PROGRAM_NESTING, Position, ProjectionError};
 
 /// The native that meters every output of a compound term.
 pub(super) const TICK: &str = "__otc_tick";
+/// The native that meters every output of a path or `..`: one unit, as they only pick parts of
+/// values already metered (or of the result itself).
+pub(super) const STEP: &str = "__otc_step";
 /// The native that `*` is rewritten to.
 pub(super) const MUL: &str = "__otc_mul";
 /// The variable `l *= r` binds `r` to.
@@ -256,13 +259,21 @@ fn tick(term: Term<&str>) -> Term<&str> {
     )
 }
 
+fn step(term: Term<&str>) -> Term<&str> {
+    Term::BinOp(
+        Box::new(term),
+        BinaryOp::Pipe(None),
+        Box::new(Term::Call(STEP, Vec::new())),
+    )
+}
+
 fn rewrite_term<'s>(term: Term<&'s str>, mode: Mode) -> Term<&'s str> {
     let rw = |t: Term<&'s str>| rewrite_term(t, mode);
     let rwb = |t: Box<Term<&'s str>>| Box::new(rewrite_term(*t, mode));
     let program = mode == Mode::Program;
     match term {
         Term::Id | Term::Num(_) | Term::Var(_) | Term::Break(_) | Term::Arr(None) => term,
-        Term::Recurse if program => tick(term),
+        Term::Recurse if program => step(term),
         Term::Recurse => term,
         Term::Str(format, parts) => {
             let interpolated = parts.iter().any(|p| matches!(p, StrPart::Term(_)));
@@ -342,7 +353,7 @@ fn rewrite_term<'s>(term: Term<&'s str>, mode: Mode) -> Term<&'s str> {
                     .collect(),
             );
             let term = Term::Path(rwb(t), path);
-            if program { tick(term) } else { term }
+            if program { step(term) } else { term }
         }
         Term::Call(name, args) => {
             let term = Term::Call(name, args.into_iter().map(rw).collect());

@@ -157,6 +157,13 @@ fn tick_run<'a>(cv: Cv<'a, Run>) -> ValXs<'a, Val> {
     }
 }
 
+fn step_run<'a>(cv: Cv<'a, Run>) -> ValXs<'a, Val> {
+    match cv.0.data().meter.burn(1) {
+        Ok(()) => box_once(Ok(cv.1)),
+        Err(why) => stop(why),
+    }
+}
+
 fn mul_run<'a>(mut cv: Cv<'a, Run>) -> ValXs<'a, Val> {
     let r = cv.0.pop_var();
     let l = cv.0.pop_var();
@@ -190,8 +197,18 @@ pub(super) fn funs() -> impl Iterator<Item = Fun<Run>> {
             Ok(()) => f(cv.1),
             Err(why) => stop(why),
         });
-    let ours: [Fun<Run>; 2] = [
+    let step = Native::<Run>::new(step_run)
+        .with_paths(|cv| match cv.0.data().meter.burn(1) {
+            Ok(()) => box_once(Ok(cv.1)),
+            Err(_) => box_once(Err(Exn::halt(0))),
+        })
+        .with_update(|cv, f| match cv.0.data().meter.burn(1) {
+            Ok(()) => f(cv.1),
+            Err(why) => stop(why),
+        });
+    let ours: [Fun<Run>; 3] = [
         (check::TICK, v(0), tick),
+        (check::STEP, v(0), step),
         (check::MUL, v(2), Native::<Run>::new(mul_run)),
     ];
     let theirs = jaq_core::funs::<Run>()

@@ -34,10 +34,14 @@
 //!
 //! **Bounded at run time**, by a meter (fuel, a deadline and a size limit, [`Limits`]) carried in
 //! jaq's global data and read by two natives the program is rewritten to call:
-//! - every output of every compound term of the program (calls, paths, `..`, arrays, objects,
-//!   operators, interpolated strings, `reduce`/`foreach`) passes through `__otc_tick`, which
-//!   charges one unit of fuel plus the size of the value (its nodes and string bytes, walked only
-//!   as far as the fuel left and never deeper than [`MAX_VALUE_DEPTH`]) and checks the deadline.
+//! - every output of every compound term of the program that can build a value (calls, arrays,
+//!   objects, operators, interpolated strings, `reduce`/`foreach`) passes through `__otc_tick`,
+//!   which charges one unit of fuel plus the size of the value (its nodes and string bytes,
+//!   walked only as far as the fuel left and never deeper than [`MAX_VALUE_DEPTH`]) and checks
+//!   the deadline; every output of a path or `..`, which only picks parts of values already
+//!   charged (or of the result), passes through `__otc_step`, which charges one unit. The
+//!   standard library's definitions are rewritten the same way for what they build and for each
+//!   step of their `reduce`/`foreach` (not for their calls, which jaq runs as tail calls).
 //!   So a generator that runs on (`range(1e18)`, `last(range(1e18))`,
 //!   `reduce range(1e12) as $x (0; .+1)`) stops at the deadline; a value that doubles
 //!   (`[.,.] | [.[],.[]] | …`) stops when its size passes the fuel, so no value the program
