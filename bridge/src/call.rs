@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use otc_mappings::otc::{CallContext, CallOutcome, CallToolRequest, CallToolResponse, ToolId};
+use otc_mappings::otc::{
+    CallContext, CallOutcome, CallToolRequest, CallToolResponse, ToolError, ToolId,
+};
+use otc_shape::transform::MapBackError;
 use serde_json::{Map, Value};
 
 use otc_adapters::SourceState;
@@ -18,6 +21,7 @@ use otc_adapters::SourceState;
 use crate::access::{Admitted, Limited, Verdict, View};
 use crate::catalog::lock::Drift;
 use crate::catalog::registry::{Catalog, Entry, Resolution};
+use crate::catalog::shaping::Shaping;
 use crate::catalog::{requirements, validate};
 use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
 use crate::rescue::{self, ApiError, Refusal, Rescued};
@@ -239,6 +243,14 @@ async fn run(
         },
         None => Admitted::default(),
     };
+    // The input in the upstream's shape, when a transform reshapes the tool's arguments; the
+    // call's own input stays what a repeat is recognised by.
+    let upstream_input = match &entry.shaping {
+        Some(shaping) if shaping.upstream_input.is_some() => {
+            Some(map_back(catalog, entry, shaping, view, &input)?)
+        }
+        _ => None,
+    };
     let CallToolRequest {
         call_id,
         trace_id,
@@ -276,6 +288,7 @@ async fn run(
                     });
                 }
             };
+            let input = upstream_input.unwrap_or(input);
             let answer = forward.run(input, context, call_id, trace_id).await;
             // A refusal changed nothing upstream: not kept, so a repeat runs again.
             pending
@@ -285,6 +298,7 @@ async fn run(
         }
         (_, call_id) => {
             let call_id = call_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let input = upstream_input.unwrap_or(input);
             forward.run(input, context, call_id, trace_id).await
         }
     }
@@ -342,7 +356,16 @@ impl Forward<'_, '_> {
         }
         .emit(upstream);
         let (outcome, failure) = match result {
-            Ok(value) => (CallOutcome::Value(Some(value)), None),
+            Ok(value) => match entry.shaping.as_ref() {
+                None => (CallOutcome::Value(Some(value)), None),
+                Some(shaping) => match shaping.project(value).await {
+                    Ok(value) => (CallOutcome::Value(Some(value)), None),
+                    Err(error) => (
+                        CallOutcome::Error(unshapeable(&error)),
+                        Some(format!("results projection: {error}")),
+                    ),
+                },
+            },
             Err(err) => match rescue::rescue(&err, definition, source_name) {
                 Rescued::Refused(refusal) => return Err(refusal),
                 Rescued::Failed(error) => {
@@ -359,6 +382,73 @@ impl Forward<'_, '_> {
             },
             failure,
         })
+    }
+}
+
+/// The validated `input` in the upstream's shape ([`Shaping::map_back`]), checked against the
+/// upstream's own input schema. A hidden argument the caller passed is refused like a
+/// parameter the tool does not have; a mapped input the upstream's schema refuses can only come
+/// from a fixed value (the environment's, the caller's), so it is the configuration's fault,
+/// and the refusal names parameters, never values (a fixed value may be a secret).
+fn map_back(
+    catalog: &Catalog,
+    entry: &Entry,
+    shaping: &Shaping,
+    view: View<'_>,
+    input: &Map<String, Value>,
+) -> Result<Map<String, Value>, ApiError> {
+    let definition = entry.definition();
+    let misconfigured = |detail: String| ApiError::Misconfigured {
+        source_name: entry.adapter.name().to_owned(),
+        detail,
+    };
+    let mapped = shaping
+        .map_back(input.clone(), &|key| view.caller.value(key))
+        .map_err(|error| match error {
+            MapBackError::UnknownArgument { argument } => ApiError::InvalidInput {
+                parameter_errors: [(
+                    argument,
+                    Value::String("is not a parameter of this tool".to_owned()),
+                )]
+                .into_iter()
+                .collect(),
+            },
+            other => misconfigured(format!("the transform of {}: {other}", definition.id)),
+        })?;
+    let Some(validator) = catalog.upstream_validator(entry) else {
+        return Ok(mapped);
+    };
+    let validator = validator.map_err(|reason| {
+        misconfigured(format!(
+            "the upstream's input schema of {} is not a valid JSON Schema ({reason})",
+            definition.id
+        ))
+    })?;
+    let mapped = Value::Object(mapped);
+    if let Err(errors) = validate::check(&validator, &mapped) {
+        let names: Vec<&str> = errors.keys().map(String::as_str).collect();
+        return Err(misconfigured(format!(
+            "the transform of {} gives the upstream input its schema refuses (parameters: {})",
+            definition.id,
+            names.join(", ")
+        )));
+    }
+    match mapped {
+        Value::Object(map) => Ok(map),
+        _ => Ok(Map::new()),
+    }
+}
+
+/// The tool error of a call whose upstream answered but whose projection of results failed
+/// (a runtime error of the jq program, or its time or size budget): not retryable, the
+/// operator's program must change.
+fn unshapeable(error: &otc_shape::project::ProjectionError) -> ToolError {
+    ToolError {
+        message:
+            "The tool answered, but its result could not be shaped as the bridge is configured to."
+                .to_owned(),
+        developer_message: Some(format!("results projection: {error}")),
+        ..ToolError::default()
     }
 }
 

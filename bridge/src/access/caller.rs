@@ -86,6 +86,16 @@ impl Caller {
         self
     }
 
+    /// The caller's value under `key`, for a transform's `fixed: {caller: KEY}`: `name`,
+    /// `groups`, or one of its claims.
+    pub(crate) fn value(&self, key: &str) -> Option<Value> {
+        match key {
+            "name" => Some(Value::String(self.name.clone())),
+            "groups" => Some(Value::from(self.groups.clone())),
+            claim => self.claims.get(claim).cloned(),
+        }
+    }
+
     /// Whether the caller is in `group`.
     pub(crate) fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)

@@ -7,7 +7,8 @@
 //! - [`lock`]: lockfile pins and drift, with each change's class;
 //! - [`validate`]: a call's input against the tool's schema;
 //! - [`requirements`]: a call's `context` against the tool's `requirements`;
-//! - [`semantic`]: the search model and the tools' vectors, embedded in the background.
+//! - [`semantic`]: the search model and the tools' vectors, embedded in the background;
+//! - [`shaping`]: what a transformed tool or a projection of results needs on each call.
 //!
 //! Below the edges and the call pipeline; it imports adapters, mappings and the search index,
 //! never the server or the configuration.
@@ -17,4 +18,5 @@ pub(crate) mod policy;
 pub(crate) mod registry;
 pub(crate) mod requirements;
 pub(crate) mod semantic;
+pub(crate) mod shaping;
 pub(crate) mod validate;

@@ -1,5 +1,6 @@
 //! Per-source policy from the config file: which upstream operations are served (`include`,
-//! `exclude`), under which names and descriptions (`overrides`), and the call limits
+//! `exclude`), under which names, descriptions and arguments (`overrides`: tool transforms,
+//! DESIGN.md §15), how their results are projected (`results`), and the call limits
 //! (`timeout_secs`, `max_concurrency`). Applied every time a source's tools are listed, so a
 //! refreshed MCP tool list obeys it too.
 
@@ -7,18 +8,24 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use otc_adapters::AdapterError;
 use otc_mappings::naming;
+use otc_mappings::otc::Schema;
 use otc_mappings::otc::is_segment;
 use otc_mappings::{Diagnostic, MappedTool, Severity, Target};
+use otc_shape::project::{Limits, Projection, ProjectionError, SchemaOutcome};
+use otc_shape::transform::{ArgumentMap, ArgumentTransform, FixedSource, Transform};
 use serde::Deserialize;
+use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::catalog::lock::{OnChange, Pins};
+use crate::catalog::shaping::Shaping;
+use crate::catalog::validate;
 
 /// The bridge's own keys of a `sources:` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SourceOptions {
     /// Per-call timeout for this source's tools, overriding `limits.call_timeout_secs`.
@@ -29,8 +36,12 @@ pub struct SourceOptions {
     pub include: Vec<String>,
     /// Never serve tools matching one of these patterns.
     pub exclude: Vec<String>,
-    /// Per-tool renames and descriptions, keyed by upstream name or tool name.
+    /// Per-tool transforms (name, description, arguments, results), keyed by upstream name or
+    /// tool name, or by a glob of them (`repos/*`) for every tool it matches; an exact key wins
+    /// over globs, and globs are tried in key order.
     pub overrides: BTreeMap<String, ToolOverride>,
+    /// How every tool's results are projected, unless its override says otherwise.
+    pub results: Option<ResultsConfig>,
     /// For calls through `/mcp`, which carry no OTC `context`: requirement id → the HTTP header
     /// of the MCP request that holds its value (`GITHUB_TOKEN: X-GitHub-Token`; the id
     /// `user_id` fills the user id).
@@ -40,14 +51,49 @@ pub struct SourceOptions {
     pub on_change: Option<OnChange>,
 }
 
-/// A rename and/or new description for one tool.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// How one tool (or every tool a glob matches) is served: a new name, description, arguments
+/// hidden, renamed, narrowed or defaulted, and its results projected (DESIGN.md §15). The served
+/// definition is what is fingerprinted, locked and diffed.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolOverride {
     /// The new tool part of the id (`[A-Za-z0-9_]+`).
     pub name: Option<String>,
     /// The new description.
     pub description: Option<String>,
+    /// Appended to the description, after a blank line.
+    pub description_append: Option<String>,
+    /// Per argument (by its upstream name): `fixed` (hidden), `default`, `rename`, `enum`,
+    /// `minimum`, `maximum`, `description`.
+    #[serde(default)]
+    pub arguments: BTreeMap<String, ArgumentTransform>,
+    /// How the tool's results are projected (instead of the source's `results`).
+    pub results: Option<ResultsConfig>,
+}
+
+/// A projection of results: a jq program run on each value the upstream answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsConfig {
+    /// The jq program (`.[] | {number, title}`): one output is the result, several an array
+    /// of them, none `null`.
+    pub jq: String,
+}
+
+impl ToolOverride {
+    /// The part of the override that changes the definition beyond its id (description and
+    /// arguments), or `None` when it changes neither.
+    fn transform(&self) -> Option<Transform> {
+        let changes = self.description.is_some()
+            || self.description_append.is_some()
+            || !self.arguments.is_empty();
+        changes.then(|| Transform {
+            name: None,
+            description: self.description.clone(),
+            description_append: self.description_append.clone(),
+            arguments: self.arguments.clone(),
+        })
+    }
 }
 
 /// The compiled form of [`SourceOptions`], built once per source.
@@ -55,7 +101,15 @@ pub struct ToolOverride {
 pub struct SourcePolicy {
     include: Option<GlobSet>,
     exclude: Option<GlobSet>,
-    overrides: BTreeMap<String, ToolOverride>,
+    /// Overrides by exact key.
+    overrides: BTreeMap<String, Arc<Override>>,
+    /// Overrides whose key is a glob, in key order.
+    override_globs: Vec<(GlobMatcher, Arc<Override>)>,
+    /// The source's projection of results (a tool's override may have its own).
+    results: Option<Arc<Projection>>,
+    /// The values of the environment variables that fixed arguments name (`fixed: {env: X}`),
+    /// read when the options were compiled, as the configuration's other `env` references are.
+    fixed_env: Arc<BTreeMap<String, Value>>,
     /// The per-call timeout, when the source sets one.
     pub timeout: Option<Duration>,
     /// The concurrency limit, when the source sets one.
@@ -66,6 +120,17 @@ pub struct SourcePolicy {
     pub pins: Option<Pins>,
     /// Calls of the source in flight (see [`SourcePolicy::drained`]).
     in_flight: InFlight,
+}
+
+/// One override, compiled: its transform checked against each tool when the source's tools are
+/// listed, its projection once.
+#[derive(Debug)]
+struct Override {
+    /// The key it was written under, for diagnostics.
+    key: String,
+    config: ToolOverride,
+    transform: Option<Transform>,
+    results: Option<Arc<Projection>>,
 }
 
 /// A count of calls in flight that can be waited on until it is zero.
@@ -131,6 +196,41 @@ pub enum PolicyError {
         /// The name.
         name: String,
     },
+    /// An override's key is a glob that does not parse.
+    #[error("{at}.overrides: bad pattern '{key}': {error}")]
+    BadOverrideKey {
+        /// The source's key.
+        at: String,
+        /// The override's key.
+        key: String,
+        /// Why.
+        error: globset::Error,
+    },
+    /// A `results.jq` program does not compile.
+    #[error("{at}.{key}.jq: {error}")]
+    Projection {
+        /// The source's key.
+        at: String,
+        /// `results` or `overrides.KEY.results`.
+        key: String,
+        /// Why, with the position in the program (boxed: it is large, and every `Result` of
+        /// this error would carry its size).
+        error: Box<ProjectionError>,
+    },
+    /// A fixed argument names an environment variable that is not set.
+    #[error(
+        "{at}.overrides.{key}.arguments.{argument}.fixed: environment variable {variable} is not set"
+    )]
+    MissingEnv {
+        /// The source's key.
+        at: String,
+        /// The override's key.
+        key: String,
+        /// The argument.
+        argument: String,
+        /// The variable.
+        variable: String,
+    },
     /// A number that must be positive is 0.
     #[error("{at}.{key} must be greater than 0")]
     Zero {
@@ -189,6 +289,19 @@ impl SourceOptions {
                         error,
                     })
             };
+        let projection = |key: String, config: &Option<ResultsConfig>| match config {
+            None => Ok(None),
+            Some(config) => Projection::compile(&config.jq, Limits::default())
+                .map(|p| Some(Arc::new(p)))
+                .map_err(|error| PolicyError::Projection {
+                    at: at.to_owned(),
+                    key,
+                    error: Box::new(error),
+                }),
+        };
+        let mut overrides = BTreeMap::new();
+        let mut override_globs = Vec::new();
+        let mut fixed_env = BTreeMap::new();
         for (key, o) in &self.overrides {
             if let Some(name) = &o.name
                 && !is_segment(name)
@@ -198,6 +311,33 @@ impl SourceOptions {
                     key: key.clone(),
                     name: name.clone(),
                 });
+            }
+            for (argument, transform) in &o.arguments {
+                if let Some(FixedSource::Env(variable)) = &transform.fixed {
+                    let value = std::env::var(variable).map_err(|_| PolicyError::MissingEnv {
+                        at: at.to_owned(),
+                        key: key.clone(),
+                        argument: argument.clone(),
+                        variable: variable.clone(),
+                    })?;
+                    fixed_env.insert(variable.clone(), Value::String(value));
+                }
+            }
+            let compiled = Arc::new(Override {
+                key: key.clone(),
+                config: o.clone(),
+                transform: o.transform(),
+                results: projection(format!("overrides.{key}.results"), &o.results)?,
+            });
+            if key.contains(['*', '?', '[', '{']) {
+                let glob = Glob::new(key).map_err(|error| PolicyError::BadOverrideKey {
+                    at: at.to_owned(),
+                    key: key.clone(),
+                    error,
+                })?;
+                override_globs.push((glob.compile_matcher(), compiled));
+            } else {
+                overrides.insert(key.clone(), compiled);
             }
         }
         let zero = |key| PolicyError::Zero {
@@ -240,7 +380,10 @@ impl SourceOptions {
             context_headers,
             include: set(&self.include, "include")?,
             exclude: set(&self.exclude, "exclude")?,
-            overrides: self.overrides.clone(),
+            overrides,
+            override_globs,
+            results: projection("results".to_owned(), &self.results)?,
+            fixed_env: Arc::new(fixed_env),
             timeout: self.timeout_secs.map(Duration::from_secs),
             permits: self.max_concurrency.map(|n| Arc::new(Semaphore::new(n))),
             pins: None,
@@ -267,12 +410,15 @@ fn handles(tool: &MappedTool) -> Vec<String> {
 }
 
 impl SourcePolicy {
-    /// Filters and renames `tools`, reporting what it did.
+    /// Filters, renames and transforms `tools`, reporting what it did; each tool comes with its
+    /// [`Shaping`] when its arguments or results are shaped. A tool its override cannot be
+    /// applied to (an argument it does not have, an enum that is not a subset) is not served:
+    /// serving it untransformed would expose what the configuration hides.
     pub fn apply(
         &self,
         tools: Vec<MappedTool>,
         diagnostics: &mut Vec<Diagnostic>,
-    ) -> Vec<MappedTool> {
+    ) -> Vec<(MappedTool, Option<Arc<Shaping>>)> {
         let matches = |set: &Option<GlobSet>, names: &[String]| {
             set.as_ref().map(|s| names.iter().any(|n| s.is_match(n)))
         };
@@ -285,9 +431,11 @@ impl SourcePolicy {
                 {
                     return None;
                 }
-                if let Some(o) = names.iter().find_map(|n| self.overrides.get(n)) {
+                let found = self.override_for(&names);
+                let mut shaping = None;
+                if let Some(o) = found {
                     let def = &mut tool.definition;
-                    if let Some(name) = &o.name {
+                    if let Some(name) = &o.config.name {
                         diagnostics.push(Diagnostic::new(
                             Severity::Info,
                             Some(&def.id.to_string()),
@@ -297,13 +445,76 @@ impl SourcePolicy {
                         def.id.tool.clone_from(name);
                         def.name = naming::tool_name(&def.id.toolkit, name);
                     }
-                    if let Some(description) = &o.description {
-                        def.description.clone_from(description);
+                    if let Some(transform) = &o.transform {
+                        match transform.apply(def) {
+                            Ok(transformed) => {
+                                let upstream = std::mem::replace(def, transformed.definition);
+                                shaping = Some((transformed.arguments, upstream.input_schema));
+                            }
+                            Err(error) => {
+                                diagnostics.push(Diagnostic::new(
+                                    Severity::Skipped,
+                                    Some(&def.id.to_string()),
+                                    None,
+                                    format!("not served: overrides.{}: {error}", o.key),
+                                ));
+                                return None;
+                            }
+                        }
                     }
                 }
-                Some(tool)
+                let projection = found
+                    .and_then(|o| o.results.clone())
+                    .or_else(|| self.results.clone());
+                if let Some(projection) = &projection {
+                    let def = &mut tool.definition;
+                    let upstream = def.output_schema.as_ref().map(Schema::to_value);
+                    match projection.output_schema(upstream.as_ref()) {
+                        SchemaOutcome::Derived(schema) => def.output_schema = Some(schema.into()),
+                        SchemaOutcome::Dropped { reason } => {
+                            diagnostics.push(Diagnostic::new(
+                                Severity::Info,
+                                Some(&def.id.to_string()),
+                                None,
+                                format!("output schema not served: {reason}"),
+                            ));
+                            def.output_schema = None;
+                        }
+                    }
+                }
+                let shaping = match (shaping, projection) {
+                    (None, None) => None,
+                    (arguments, projection) => {
+                        let (arguments, upstream_input) = match arguments {
+                            Some((map, schema)) if !map.is_identity() => {
+                                (map, Some((schema, validate::new_key())))
+                            }
+                            _ => (ArgumentMap::default(), None),
+                        };
+                        Some(Arc::new(Shaping {
+                            arguments,
+                            upstream_input,
+                            env: Arc::clone(&self.fixed_env),
+                            projection,
+                        }))
+                    }
+                };
+                Some((tool, shaping))
             })
             .collect()
+    }
+
+    /// The override of a tool known by `names`: an exact key first, else the first glob key.
+    fn override_for(&self, names: &[String]) -> Option<&Arc<Override>> {
+        names
+            .iter()
+            .find_map(|n| self.overrides.get(n))
+            .or_else(|| {
+                self.override_globs
+                    .iter()
+                    .find(|(glob, _)| names.iter().any(|n| glob.is_match(n)))
+                    .map(|(_, o)| o)
+            })
     }
 }
 
@@ -409,6 +620,7 @@ mod tests {
                 ToolOverride {
                     name: Some("Say".to_owned()),
                     description: Some("Says it.".to_owned()),
+                    ..ToolOverride::default()
                 },
             )]
             .into_iter()
@@ -426,10 +638,13 @@ mod tests {
             ],
             &mut d,
         );
-        let ids: Vec<String> = kept.iter().map(|t| t.definition.id.to_string()).collect();
+        let ids: Vec<String> = kept
+            .iter()
+            .map(|(t, _)| t.definition.id.to_string())
+            .collect();
         assert_eq!(ids, ["Kit.GetUser@1.0.0", "Kit.Say@1.0.0"]);
-        assert_eq!(kept[1].definition.description, "Says it.");
-        assert_eq!(kept[1].definition.name, "Kit_Say");
+        assert_eq!(kept[1].0.definition.description, "Says it.");
+        assert_eq!(kept[1].0.definition.name, "Kit_Say");
     }
 
     #[test]
@@ -462,7 +677,7 @@ mod tests {
             policy
                 .apply(tools(), &mut Vec::new())
                 .iter()
-                .map(|t| t.definition.id.tool.clone())
+                .map(|(t, _)| t.definition.id.tool.clone())
                 .collect()
         };
         let include = |p: &[&str]| SourceOptions {
@@ -521,7 +736,7 @@ mod tests {
                 "x".to_owned(),
                 ToolOverride {
                     name: Some("bad-name".to_owned()),
-                    description: None,
+                    ..ToolOverride::default()
                 },
             )]
             .into_iter()

@@ -12,7 +12,6 @@
 //! bodies are written when asked for; only their gzip forms, a fraction of the size, are kept.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -23,12 +22,9 @@ use otc_mappings::{Diagnostic, MappedTool, Severity};
 
 use crate::catalog::lock::{self, Drift};
 use crate::catalog::policy::SourcePolicy;
+use crate::catalog::shaping::Shaping;
 use crate::catalog::validate::{self, Validators};
 use otc_search::{SearchIndex, Vectors};
-
-/// Entry keys: unique for the life of the process, so a cached validator can never be found
-/// under a key that a later entry reuses (an address could be).
-static NEXT_KEY: AtomicU64 = AtomicU64::new(0);
 
 /// One tool version as served.
 #[derive(Debug)]
@@ -44,6 +40,9 @@ pub struct Entry {
     pub upstream: ToolVersion,
     /// This entry's key in the validator cache.
     key: u64,
+    /// How calls and results are shaped, when the configuration transforms the tool or
+    /// projects its results.
+    pub shaping: Option<Arc<Shaping>>,
 }
 
 impl Entry {
@@ -54,7 +53,8 @@ impl Entry {
             tool: Arc::new(tool),
             adapter,
             policy,
-            key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
+            key: validate::new_key(),
+            shaping: None,
         }
     }
 
@@ -91,7 +91,7 @@ impl SourceTools {
         let entries = policy
             .apply(tools, diagnostics)
             .into_iter()
-            .filter_map(|tool| {
+            .filter_map(|(tool, shaping)| {
                 let upstream = tool.definition.version;
                 let tool = match &policy.pins {
                     Some(pins) => {
@@ -106,6 +106,7 @@ impl SourceTools {
                 };
                 let mut entry = Entry::new(tool, Arc::clone(&adapter), Arc::clone(&policy));
                 entry.upstream = upstream;
+                entry.shaping = shaping;
                 Some(Arc::new(entry))
             })
             .collect();
@@ -446,6 +447,16 @@ impl Catalog {
     ) -> Result<Arc<jsonschema::Validator>, validate::InvalidSchema> {
         self.validators
             .get(entry.key, &entry.definition().input_schema)
+    }
+
+    /// The validator of the upstream's own input schema, for a tool whose arguments a transform
+    /// reshapes (`None` otherwise): a mapped-back input is checked against it.
+    pub(crate) fn upstream_validator(
+        &self,
+        entry: &Entry,
+    ) -> Option<Result<Arc<jsonschema::Validator>, validate::InvalidSchema>> {
+        let (schema, key) = entry.shaping.as_ref()?.upstream_input.as_ref()?;
+        Some(self.validators.get(*key, schema))
     }
 
     /// Every tool version served, in listing order.

@@ -3,6 +3,7 @@
 //! by top-level parameter with one readable message each.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use indexmap::IndexMap;
 use otc_mappings::otc::Schema;
@@ -28,6 +29,15 @@ pub(crate) fn compile(schema: &Schema) -> Result<jsonschema::Validator, InvalidS
         .should_validate_formats(false)
         .build(&schema.to_value())
         .map_err(|err| InvalidSchema(Box::new(err)))
+}
+
+/// Validator keys: unique for the life of the process, so a cached validator can never be
+/// found under a key that a later schema reuses (an address could be).
+static NEXT_KEY: AtomicU64 = AtomicU64::new(0);
+
+/// A key in the validator cache no other schema has.
+pub(crate) fn new_key() -> u64 {
+    NEXT_KEY.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Compiled validators by entry key, least recently used first out once their schemas pass

@@ -424,6 +424,7 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         "include",
         "exclude",
         "overrides",
+        "results",
         "context_headers",
         "on_change",
     ] {

@@ -7,7 +7,7 @@
 //! `.[] | {number}`, which gives a bare object when the result holds one item).
 //!
 //! [`Projection::output_schema`] derives the served output schema from the upstream's where the
-//! program is in a small subset (see [`schema`]), and drops it otherwise.
+//! program is in a small subset (see `schema.rs`), and drops it otherwise.
 //!
 //! # Hostile programs
 //!
@@ -16,7 +16,7 @@
 //! or a CPU spinning. Nothing runs on another thread: [`Projection::run`] returns within its
 //! budget because the evaluation itself stops. What is done, and how:
 //!
-//! **Refused at compile time** (by [`check`], a walk over the parsed program, before jaq
+//! **Refused at compile time** (by `check.rs`, a walk over the parsed program, before jaq
 //! compiles it):
 //! - reading the environment (`env`, `$ENV`), further inputs (`input`, `inputs`), stopping the
 //!   process (`halt`, `halt_error`) or writing to its log (`debug`, `stderr`): the bridge's
@@ -357,7 +357,7 @@ impl Projection {
     }
 
     /// The served output schema: derived from `upstream_output` where the program is in the
-    /// subset [`schema`] documents, else dropped with the reason.
+    /// subset `schema.rs` documents, else dropped with the reason.
     pub fn output_schema(&self, upstream_output: Option<&Value>) -> SchemaOutcome {
         match &self.shape {
             Err(reason) => SchemaOutcome::Dropped {

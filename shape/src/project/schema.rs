@@ -8,6 +8,9 @@
 //! `//`, conditionals) drops the schema: deriving it would mean reimplementing jq's semantics
 //! over schemas, and a wrong schema is worse than none.
 //!
+//! A member the upstream does not require may be missing, and jq then gives `null`: its
+//! schema becomes `{"anyOf": [S, {"type": "null"}]}`.
+//!
 //! A program that may give several outputs (it iterates outside `[…]`) gives an array when it
 //! does, one bare value when there is one, and `null` when there is none (see the parent
 //! module); its schema is `{"anyOf": [{"type": "array", "items": S}, S, {"type": "null"}]}`.
@@ -114,14 +117,22 @@ impl Shape {
         match self {
             Self::Id => Ok((input.clone(), Count::One)),
             Self::Field(name) => {
-                let property = input
+                let (object, nullable) = strip_null(input);
+                let property = object
                     .get("properties")
                     .and_then(|p| p.get(name))
                     .ok_or_else(|| format!("the upstream schema has no property `{name}`"))?;
-                Ok((property.clone(), Count::One))
+                // jq gives `null` for a member that is not there, and for any member of
+                // `null`: a property the upstream does not require may be `null`.
+                let required = object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n == name.as_str()));
+                Ok((or_null(property, nullable || !required), Count::One))
             }
-            Self::Index(_) => Ok((items(input)?, Count::One)),
-            Self::Iterate => Ok((items(input)?, Count::Many)),
+            // An index past the end gives `null`.
+            Self::Index(_) => Ok((or_null(&items(strip_null(input).0)?, true), Count::One)),
+            Self::Iterate => Ok((items(strip_null(input).0)?, Count::Many)),
             Self::Pipe(l, r) => {
                 let (mid, left) = l.derive(input)?;
                 let (out, right) = r.derive(&mid)?;
@@ -155,6 +166,27 @@ impl Shape {
                 ))
             }
         }
+    }
+}
+
+/// `schema`, or `null` too when `nullable`.
+fn or_null(schema: &Value, nullable: bool) -> Value {
+    if nullable && strip_null(schema).0 == schema {
+        json!({"anyOf": [schema, {"type": "null"}]})
+    } else {
+        schema.clone()
+    }
+}
+
+/// The schema inside `{"anyOf": [S, {"type": "null"}]}` (and whether it was wrapped so).
+fn strip_null(schema: &Value) -> (&Value, bool) {
+    match schema
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        Some([inner, null]) if *null == json!({"type": "null"}) => (inner, true),
+        _ => (schema, false),
     }
 }
 

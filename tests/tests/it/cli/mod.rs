@@ -16,6 +16,7 @@ mod policies;
 mod readme;
 mod reload;
 mod search;
+mod shaping;
 mod traces;
 mod web;
 

@@ -1,0 +1,62 @@
+//! What a tool's configured shaping needs on each call (DESIGN.md §15): how the call's
+//! arguments go back to the upstream's shape, the upstream's own input schema they are checked
+//! against then, and the projection of the tool's results.
+//!
+//! Built by [`crate::catalog::policy::SourcePolicy::apply`] when a source's tools are listed;
+//! the served (transformed) definition itself is the entry's, so that it is what is listed,
+//! fingerprinted, locked and diffed.
+
+use std::sync::Arc;
+
+use otc_mappings::otc::Schema;
+use otc_shape::project::{Projection, ProjectionError};
+use otc_shape::transform::{ArgumentMap, FixedSource, MapBackError};
+use serde_json::{Map, Value};
+
+/// One tool's shaping; absent from an entry whose tool is served as the upstream describes it.
+#[derive(Debug)]
+pub struct Shaping {
+    /// How a call's arguments go back to the upstream's (identity when only results are
+    /// projected).
+    pub(crate) arguments: ArgumentMap,
+    /// The upstream's input schema and its key in the validator cache, when the arguments are
+    /// transformed: a mapped-back input is validated against it before it is sent.
+    pub(crate) upstream_input: Option<(Schema, u64)>,
+    /// The values of the environment variables fixed arguments name.
+    pub(crate) env: Arc<std::collections::BTreeMap<String, Value>>,
+    /// How results are projected.
+    pub(crate) projection: Option<Arc<Projection>>,
+}
+
+impl Shaping {
+    /// The call's validated `input` in the upstream's shape: renamed arguments under their
+    /// upstream names, defaults filled in, fixed values added (from the configuration, the
+    /// environment or the caller, whose values `caller` gives by key).
+    pub(crate) fn map_back(
+        &self,
+        input: Map<String, Value>,
+        caller: &dyn Fn(&str) -> Option<Value>,
+    ) -> Result<Map<String, Value>, MapBackError> {
+        self.arguments.map_back(input, &|source| match source {
+            FixedSource::Value(value) => Some(value.clone()),
+            FixedSource::Env(variable) => self.env.get(variable).cloned(),
+            FixedSource::Caller(key) => caller(key),
+        })
+    }
+
+    /// The upstream's `value` as served: projected when the tool has a projection. The
+    /// projection runs on a blocking thread: it may take up to its time budget.
+    pub(crate) async fn project(&self, value: Value) -> Result<Value, ProjectionError> {
+        let Some(projection) = &self.projection else {
+            return Ok(value);
+        };
+        let projection = Arc::clone(projection);
+        tokio::task::spawn_blocking(move || projection.run(value))
+            .await
+            .unwrap_or_else(|join| {
+                Err(ProjectionError::Runtime {
+                    message: format!("the projection stopped: {join}"),
+                })
+            })
+    }
+}

@@ -1,0 +1,229 @@
+//! Tool transforms and projections of results (DESIGN.md §15) as a user configures them: an
+//! operation of the test upstream served under a new name with arguments hidden, renamed and
+//! narrowed, called through the real binary, and checked on what arrived upstream.
+
+use otc_tests::bridge_process::Running;
+use otc_tests::upstream_http::{self, Upstream};
+use serde_json::{Value, json};
+
+fn write_config(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("otc-shaping-{}-{name}.yaml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The upstream as a source, with `overrides` (YAML lines indented for the source's keys).
+fn config(upstream: &Upstream, overrides: &str) -> String {
+    format!(
+        "sources:\n  - type: openapi\n    name: upstream\n    spec: {}\n    base_url: {}\n{overrides}auth:\n  api_keys:\n    - {{name: ci-bot, key: {{env: SHAPING_KEY}}}}\n",
+        upstream_http::document_path().display(),
+        upstream.url(),
+    )
+}
+
+const KEY: &str = "shaping-key-0123456789";
+
+async fn call(url: &str, tool: &str, input: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{url}/tools/call"))
+        .header("x-api-key", KEY)
+        .json(&json!({"tool_id": tool, "input": input}))
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+async fn listed(url: &str) -> Vec<Value> {
+    let body: Value = reqwest::Client::new()
+        .get(format!("{url}/tools"))
+        .header("x-api-key", KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["tools"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_transformed_operation_is_served_as_configured_and_called_in_the_upstreams_shape() {
+    let upstream = Upstream::start().await;
+    let overrides = r#"    overrides:
+      queryStyles:
+        name: Search
+        description_append: "Only open and closed items."
+        arguments:
+          limit: {fixed: 5}
+          redirect_uri: {fixed: {env: SHAPING_REDIRECT}}
+          q: {rename: query, description: "What to look for."}
+          state: {enum: [open, closed], default: open}
+        results: {jq: '{query, method}'}
+      headersAndCookies:
+        arguments:
+          X-Request-Tag: {fixed: {caller: name}}
+"#;
+    let path = write_config("transform", &config(&upstream, overrides));
+    let mut bridge = Running::serving(
+        &path,
+        &[
+            ("SHAPING_KEY", KEY),
+            ("SHAPING_REDIRECT", "https://example.test/back"),
+        ],
+    );
+    let url = bridge.url().await;
+
+    // Served as transformed: new name, the appended description, hidden and renamed arguments,
+    // the narrowed enum, and the output schema the projection gives.
+    let tools = listed(&url).await;
+    let search = tools
+        .iter()
+        .find(|t| t["name"] == "Upstream_Search")
+        .unwrap_or_else(|| panic!("no Upstream_Search in {tools:#?}"));
+    assert!(
+        search["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("Only open and closed items."),
+        "{search}"
+    );
+    // OTC 1.0 (the default dialect) wraps the schema as `{"parameters": …}`.
+    let schema = &search["input_schema"]["parameters"];
+    let properties = schema["properties"].as_object().unwrap();
+    for hidden in ["limit", "redirect_uri", "q"] {
+        assert!(
+            !properties.contains_key(hidden),
+            "{hidden} served: {schema}"
+        );
+    }
+    assert_eq!(properties["query"]["description"], "What to look for.");
+    assert_eq!(properties["state"]["enum"], json!(["open", "closed"]));
+    assert_eq!(properties["state"]["default"], "open");
+    // The upstream's answer is an object without declared properties: the projection's
+    // schema cannot be derived, so none is served (rather than a wrong one).
+    assert!(search["output_schema"].is_null(), "{search}");
+    assert!(
+        !tools.iter().any(|t| t["name"] == "Upstream_QueryStyles"),
+        "the old name is still served"
+    );
+
+    // Called: mapped back (renamed, fixed from the configuration and the environment, the
+    // default filled in), and the answer projected.
+    let (status, body) = call(&url, "Upstream.Search", json!({"query": "cats"})).await;
+    assert_eq!(status, 200, "{body}");
+    let value = &body["value"];
+    assert_eq!(value["method"], "GET", "{body}");
+    assert_eq!(
+        value.as_object().unwrap().len(),
+        2,
+        "not projected: {value}"
+    );
+    let query = value["query"].as_str().unwrap();
+    for part in [
+        "q=cats",
+        "limit=5",
+        "state=open",
+        "redirect_uri=https://example.test/back",
+    ] {
+        assert!(query.contains(part), "{part} not in {query}");
+    }
+
+    // Refused as the served schema says: outside the narrowed enum, a hidden argument, the
+    // renamed argument's old name.
+    let (status, body) = call(&url, "Upstream.Search", json!({"state": "all"})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("state"), "{body}");
+    for passed in [json!({"limit": 50}), json!({"q": "dogs"})] {
+        let (status, body) = call(&url, "Upstream.Search", passed.clone()).await;
+        assert_eq!(status, 422, "{passed}: {body}");
+        let key = passed.as_object().unwrap().keys().next().unwrap().clone();
+        assert!(body.to_string().contains(&key), "{body}");
+        assert!(
+            !body.to_string().contains("example.test"),
+            "a fixed value leaked: {body}"
+        );
+    }
+
+    // A value from the caller: its name, never its key.
+    let (status, body) = call(&url, "Upstream.HeadersAndCookies", json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["value"]["headers"]["x-request-tag"], "ci-bot",
+        "{body}"
+    );
+    bridge.interrupt().await;
+}
+
+#[tokio::test]
+async fn an_override_that_does_not_fit_its_tool_leaves_it_unserved_and_a_bad_program_stops_start_up()
+ {
+    let upstream = Upstream::start().await;
+    // An argument the operation does not have: the tool is not served rather than served with
+    // what the configuration meant to hide.
+    let path = write_config(
+        "misfit",
+        &config(
+            &upstream,
+            "    overrides:\n      queryStyles: {arguments: {nope: {fixed: 1}}}\n",
+        ),
+    );
+    let mut bridge = Running::serving(&path, &[("SHAPING_KEY", KEY)]);
+    let url = bridge.url().await;
+    let tools = listed(&url).await;
+    assert!(!tools.is_empty());
+    assert!(
+        !tools.iter().any(|t| t["name"] == "Upstream_QueryStyles"),
+        "served untransformed"
+    );
+    bridge.interrupt().await;
+
+    let path = write_config(
+        "badjq",
+        &config(&upstream, "    results: {jq: '.[] | {'}\n"),
+    );
+    let (code, _, stderr) = otc_tests::bridge_process::run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        path.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("results.jq"), "{stderr}");
+    assert!(stderr.contains("jq syntax error"), "{stderr}");
+}
+
+/// A transform is part of the served definition: `otc-bridge diff` between a configuration
+/// without it and one with it classifies it like any other change of the tool.
+#[test]
+fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
+    let document = upstream_http::document_path();
+    let side = |name: &str, overrides: &str| {
+        write_config(
+            name,
+            &format!(
+                "sources:\n  - type: openapi\n    name: upstream\n    spec: {}\n{overrides}",
+                document.display()
+            ),
+        )
+    };
+    let plain = side("plain", "");
+    let described = side(
+        "described",
+        "    overrides:\n      jsonBody: {description_append: \"Use for tests.\"}\n",
+    );
+    let renamed = side(
+        "renamed",
+        "    overrides:\n      jsonBody: {arguments: {id: {rename: ident}}}\n",
+    );
+    let diff = |new: &std::path::Path| {
+        otc_tests::bridge_process::run(&["diff", plain.to_str().unwrap(), new.to_str().unwrap()])
+    };
+    let (code, out, err) = diff(&described);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("patch Upstream.JsonBody"), "{out}");
+    let (code, out, err) = diff(&renamed);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("major Upstream.JsonBody"), "{out}");
+    assert!(out.contains("new required input `ident`"), "{out}");
+}
