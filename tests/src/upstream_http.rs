@@ -155,6 +155,7 @@ fn router(seen: Seen) -> Router {
         .route("/slow", get(slow))
         .route("/invalid-json", get(invalid_json))
         .route("/big", get(big))
+        .route("/items", get(items))
         .route("/text", get(|| async { "hello, world" }))
         .route("/binary", get(binary))
         .route("/empty", any(|| async { StatusCode::NO_CONTENT }))
@@ -348,6 +349,19 @@ async fn big(Query(query): Query<BigQuery>) -> Response {
     } else {
         (headers, content).into_response()
     }
+}
+
+#[derive(Deserialize)]
+struct ItemsQuery {
+    count: usize,
+}
+
+/// `count` items of about 100 bytes of JSON each: a large structured answer.
+async fn items(Query(query): Query<ItemsQuery>) -> Response {
+    let items: Vec<Value> = (0..query.count)
+        .map(|i| json!({"id": i, "title": format!("Item number {i}"), "body": "lorem ipsum dolor sit amet, consectetur adipiscing elit"}))
+        .collect();
+    axum::Json(items).into_response()
 }
 
 async fn binary() -> Response {

@@ -107,6 +107,9 @@ pub struct McpConfig {
     /// Who `otc-bridge mcp` (stdio, where no credential is sent) calls as, for policies and
     /// logs (default: `anonymous`).
     pub caller: Option<StdioCaller>,
+    /// The byte budget of a call's result for MCP hosts (`POST /mcp` and `otc-bridge mcp`): a
+    /// result over it is cut and kept for `read_result`. Off by default; 65536 suits most hosts.
+    pub max_result_bytes: Option<usize>,
 }
 
 /// `mcp.caller:` — the identity of the MCP host on stdio.
@@ -316,6 +319,15 @@ impl Config {
         settings.allowed_origins = allow_origins;
         settings.allowed_hosts = allow_hosts;
         settings.mcp_expose = overrides.mcp_expose.or(mcp.expose).unwrap_or_default();
+        if let Some(bytes) = mcp.max_result_bytes
+            && bytes < otc_shape::budget::MIN_BUDGET
+        {
+            return Err(ConfigError::Invalid(format!(
+                "mcp.max_result_bytes: {bytes} is too small to say anything; at least {}",
+                otc_shape::budget::MIN_BUDGET
+            )));
+        }
+        settings.mcp_max_result_bytes = mcp.max_result_bytes;
         settings.telemetry.metrics = metrics.enabled.then(|| {
             std::sync::Arc::new(crate::telemetry::metrics::Metrics::new(metrics.tool_label))
         });

@@ -62,6 +62,8 @@ pub struct ServerSettings {
     pub allowed_hosts: Vec<String>,
     /// What `POST /mcp` lists (`--mcp-expose`).
     pub mcp_expose: crate::server::mcp::Expose,
+    /// `mcp.max_result_bytes`: the byte budget of a result on the MCP edge.
+    pub mcp_max_result_bytes: Option<usize>,
     /// The per-caller authorization challenges the bridge issued, which `/oauth/callback`
     /// completes and `/oauth/check/{id}` reports.
     pub challenges: Option<Arc<otc_adapters::mcp::Challenges>>,
@@ -90,6 +92,7 @@ impl Default for ServerSettings {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             mcp_expose: crate::server::mcp::Expose::Meta,
+            mcp_max_result_bytes: None,
             challenges: None,
             telemetry: crate::telemetry::Telemetry::default(),
             metrics_public: false,
@@ -236,6 +239,7 @@ impl From<&ServerSettings> for mcp::McpSettings {
             limits: Arc::clone(&settings.limits),
             // Over HTTP, authentication names each request's caller (anonymous when off).
             caller: crate::access::Caller::anonymous(),
+            max_result_bytes: settings.mcp_max_result_bytes,
         }
     }
 }

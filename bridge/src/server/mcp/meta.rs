@@ -5,7 +5,11 @@
 //! | `search_tools` | `query`, `limit` (1–50, default 10), `toolkit` | `{results: [{path, name, summary, score, destructive, requires}], total}` |
 //! | `read_tool` | `path` | `{path, version, versions, description, inputSchema, outputSchema, destructive, requirements}` |
 //! | `call_tool` | `path`, `arguments` | the value when it is an object; `{error: ToolError}` on failure |
+//! | `read_result` | `handle`, `offset` | `{handle, offset, next_offset, total_bytes}`, the page as text |
 //!
+//! `read_result` is listed only when results have a byte budget (`mcp.max_result_bytes`): a
+//! value over it is cut (still valid JSON, each cut marked) and kept whole for the caller, to be
+//! read in pages of the budget's size.
 //! A path is an OTC tool id, with or without `@version` (resolved as the standard says: none is
 //! the highest). Every failure is a result with `isError: true` and a text starting `Error: `.
 
@@ -23,6 +27,7 @@ use serde_json::{Map, Value, json};
 use super::McpSettings;
 use super::credentials;
 use super::failure::McpFailure;
+use super::kept::KeptResults;
 use crate::access::View;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
@@ -36,6 +41,8 @@ pub(crate) const SEARCH: &str = "search_tools";
 pub(crate) const READ: &str = "read_tool";
 /// `call_tool`.
 pub(crate) const CALL: &str = "call_tool";
+/// `read_result`.
+pub(crate) const READ_RESULT: &str = "read_result";
 
 /// `limit` when none is given.
 pub(crate) const DEFAULT_LIMIT: usize = 10;
@@ -52,10 +59,10 @@ Use search_tools with a few words describing the task to find candidate tools, r
 description, then call_tool with its path and arguments. Paths look like Toolkit.Tool or Toolkit.Tool@1.2.0. Tools marked \
 destructive may change or delete data.";
 
-/// The meta-tools as listed; each input schema is derived from the arguments type that parses
-/// it, so the two cannot drift apart.
-pub(crate) fn tools() -> Vec<Tool> {
-    vec![
+/// The meta-tools as listed (`read_result` when results have a byte budget); each input
+/// schema is derived from the arguments type that parses it, so the two cannot drift apart.
+pub(crate) fn tools(budget: Option<usize>) -> Vec<Tool> {
+    let mut tools = vec![
         Tool::new(
             SEARCH,
             "Search the catalog for tools that can do a task. Returns ranked paths with a summary each; \
@@ -77,7 +84,22 @@ pub(crate) fn tools() -> Vec<Tool> {
             schema_for_input::<CallArgs>(),
         )
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).open_world(true)),
-    ]
+    ];
+    if let Some(budget) = budget {
+        tools.push(
+            Tool::new(
+                READ_RESULT,
+                format!(
+                    "Read the rest of a result that was cut to {budget} bytes: call it with the handle the cut \
+                     result gave and offset 0, then with each next_offset, until next_offset is null. Each page \
+                     is a piece of the whole result's JSON text."
+                ),
+                schema_for_input::<ReadResultArgs>(),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        );
+    }
+    tools
 }
 
 /// The JSON Schema of a meta-tool's arguments, through rmcp's generator (draft 2020-12, as MCP
@@ -140,6 +162,16 @@ struct CallArgs {
     #[serde(default)]
     #[schemars(with = "JsonObject", extend("default" = {}))]
     arguments: Option<Value>,
+}
+
+/// Arguments of `read_result`.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ReadResultArgs {
+    /// The handle a cut result gave.
+    handle: String,
+    /// Where to read from, in bytes of the whole result's JSON text: 0, then each next_offset.
+    #[serde(default)]
+    offset: usize,
 }
 
 /// What is wrong with a meta-tool's arguments; the words are the model's, to correct them by.
@@ -308,13 +340,22 @@ pub(crate) fn read(catalog: &Catalog, view: View<'_>, arguments: JsonObject) -> 
     result
 }
 
+/// What a call's MCP request carries besides its arguments.
+#[derive(Debug, Default)]
+pub(crate) struct Incoming<'a> {
+    /// The HTTP request's headers (none on stdio): where `context_headers` are found.
+    pub headers: Option<&'a HeaderMap>,
+    /// The caller's trace context, when traces are on.
+    pub trace_context: Option<TraceContext>,
+}
+
 /// `call_tool`.
 pub(crate) async fn call(
     catalog: &Catalog,
     view: View<'_>,
     settings: &McpSettings,
-    headers: Option<&HeaderMap>,
-    trace_context: Option<TraceContext>,
+    kept: &KeptResults,
+    request: Incoming<'_>,
     arguments: JsonObject,
 ) -> CallToolResult {
     let args: CallArgs = match parse(CALL, arguments) {
@@ -325,8 +366,8 @@ pub(crate) async fn call(
         catalog,
         view,
         settings,
-        headers,
-        trace_context,
+        kept,
+        request,
         args.path,
         args.arguments.unwrap_or(Value::Null),
     )
@@ -339,11 +380,15 @@ pub(crate) async fn call_path(
     catalog: &Catalog,
     view: View<'_>,
     settings: &McpSettings,
-    headers: Option<&HeaderMap>,
-    trace_context: Option<TraceContext>,
+    kept: &KeptResults,
+    request: Incoming<'_>,
     path: String,
     arguments: Value,
 ) -> CallToolResult {
+    let Incoming {
+        headers,
+        trace_context,
+    } = request;
     // Resolved once, here: the call reuses it (a path that names nothing is refused inside
     // `call::call`, with the suggestions).
     let entry = call::resolve(catalog, &path, view).ok().cloned();
@@ -378,7 +423,13 @@ pub(crate) async fn call_path(
     // The call's log line and metrics were written by its event, in `call`.
     match outcome {
         Ok(answer) => match answer.response.outcome {
-            CallOutcome::Value(value) => success(value.unwrap_or(Value::Null)),
+            CallOutcome::Value(value) => {
+                let value = value.unwrap_or(Value::Null);
+                match settings.max_result_bytes {
+                    Some(budget) => within(value, budget, view, kept),
+                    None => success(value),
+                }
+            }
             CallOutcome::Error(error) => failure(McpFailure::from_tool_error(error)),
         },
         Err(refusal) => refused(catalog, view, refusal, &path),
@@ -406,6 +457,104 @@ fn success(value: Value) -> CallToolResult {
         result.structured_content = Some(value);
     }
     result
+}
+
+/// A value as a result within `budget` bytes: as it is when it fits; else cut (still valid
+/// JSON, each cut marked with what it left out), kept whole for the caller, and said so: in
+/// the text, and as `truncated` in `structuredContent` (the cut object's own member when it is
+/// an object, else beside it as `value`).
+fn within(value: Value, budget: usize, view: View<'_>, kept: &KeptResults) -> CallToolResult {
+    let whole = value.to_string();
+    if whole.len() <= budget {
+        return success(value);
+    }
+    let cut = otc_shape::budget::cut(&value, budget.max(otc_shape::budget::MIN_BUDGET));
+    drop(value);
+    let total_bytes = whole.len();
+    let handle = kept.keep(view.caller, whole);
+    let omitted = &cut.omitted;
+    let mut note = format!(
+        "[The result was cut to {budget} bytes of its {total_bytes}: {} array items, {} object members and {} bytes of text were left out, each cut marked with \"…\".",
+        omitted.items, omitted.members, omitted.string_bytes
+    );
+    match &handle {
+        Some(handle) => {
+            let _ = write!(
+                note,
+                " Read the whole result with {READ_RESULT} {{\"handle\": \"{handle}\", \"offset\": 0}}, or call the tool again with narrower arguments.]"
+            );
+        }
+        None => {
+            note.push_str(" It is too large to keep; call the tool again with narrower arguments.]")
+        }
+    }
+    let truncated = json!({
+        "handle": handle,
+        "total_bytes": total_bytes,
+        "omitted": {
+            "items": omitted.items,
+            "members": omitted.members,
+            "string_bytes": omitted.string_bytes,
+        },
+    });
+    let text = cut.value.to_string();
+    let structured = match cut.value {
+        Value::Object(mut members) => {
+            members.insert("truncated".to_owned(), truncated);
+            Value::Object(members)
+        }
+        other => json!({"value": other, "truncated": truncated}),
+    };
+    let mut result =
+        CallToolResult::success(vec![ContentBlock::text(text), ContentBlock::text(note)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// `read_result`: a page of a kept result, as long as the budget.
+pub(crate) fn read_result(
+    view: View<'_>,
+    settings: &McpSettings,
+    kept: &KeptResults,
+    arguments: JsonObject,
+) -> CallToolResult {
+    let args: ReadResultArgs = match parse(READ_RESULT, arguments) {
+        Ok(args) => args,
+        Err(why) => return invalid(&why),
+    };
+    let budget = settings
+        .max_result_bytes
+        .unwrap_or(usize::MAX)
+        .max(otc_shape::budget::MIN_BUDGET);
+    let Some(text) = kept.get(view.caller, &args.handle) else {
+        return failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
+            message: format!(
+                "No kept result has the handle '{}': results are kept for {} minutes; call the tool again.",
+                args.handle,
+                super::kept::KEPT_FOR.as_secs() / 60
+            ),
+            ..Default::default()
+        }));
+    };
+    match otc_shape::budget::page(&text, args.offset, budget) {
+        Ok(page) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(page.text)]);
+            result.structured_content = Some(json!({
+                "handle": args.handle,
+                "offset": args.offset,
+                "next_offset": page.next_offset,
+                "total_bytes": text.len(),
+            }));
+            result
+        }
+        Err(error) => failure(McpFailure::from_tool_error(otc_mappings::otc::ToolError {
+            message: format!(
+                "Invalid arguments for {READ_RESULT}: {error}; use 0 or a next_offset it gave."
+            ),
+            can_retry: true,
+            ..Default::default()
+        })),
+    }
 }
 
 fn failure(failed: McpFailure) -> CallToolResult {
@@ -507,7 +656,7 @@ mod tests {
     /// its fields, and what it documents is what the meta-tool parses.
     #[test]
     fn the_listed_schemas_describe_what_the_meta_tools_parse() {
-        let tools = tools();
+        let tools = tools(Some(65536));
         let schema = |name: &str| {
             let tool = tools.iter().find(|t| t.name == name).unwrap();
             Value::Object(tool.input_schema.as_ref().clone())
@@ -551,7 +700,7 @@ mod tests {
             }
             // A schema that validates as draft 2020-12 and accepts the documented example.
             let validator = jsonschema::draft202012::new(&schema).unwrap();
-            let example = json!({"query": "list issues", "path": "Github.ReposGet", "limit": 5, "toolkit": "Github", "arguments": {}});
+            let example = json!({"query": "list issues", "path": "Github.ReposGet", "limit": 5, "toolkit": "Github", "arguments": {}, "handle": "0f3a", "offset": 0});
             let example: Map<String, Value> = schema["properties"]
                 .as_object()
                 .unwrap()
@@ -565,6 +714,7 @@ mod tests {
             let parsed = match tool.name.as_ref() {
                 SEARCH => parse::<SearchArgs>(SEARCH, example).map(|_| ()),
                 READ => parse::<ReadArgs>(READ, example).map(|_| ()),
+                READ_RESULT => parse::<ReadResultArgs>(READ_RESULT, example).map(|_| ()),
                 _ => parse::<CallArgs>(CALL, example).map(|_| ()),
             };
             assert!(parsed.is_ok(), "{parsed:?}");

@@ -38,6 +38,7 @@ use crate::telemetry::events::{Edge, ToolsListed, ToolsSearched};
 mod credentials;
 mod failure;
 mod http_refusals;
+mod kept;
 pub(crate) mod meta;
 mod rpc;
 mod stdio;
@@ -73,6 +74,9 @@ pub struct McpSettings {
     /// Who calls when the request names no caller: the configured identity on stdio
     /// (`mcp.caller`); over HTTP, authentication names the caller of every request.
     pub caller: Caller,
+    /// The byte budget of a call's result (`mcp.max_result_bytes`); `None`: results as they
+    /// come.
+    pub max_result_bytes: Option<usize>,
 }
 
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are
@@ -84,6 +88,8 @@ const PAGE_SIZE: usize = 500;
 pub struct CatalogServer {
     catalog: SharedCatalog,
     settings: Arc<McpSettings>,
+    /// Results cut to the budget, kept whole for `read_result`.
+    kept: Arc<kept::KeptResults>,
 }
 
 impl CatalogServer {
@@ -92,6 +98,7 @@ impl CatalogServer {
         Self {
             catalog,
             settings: Arc::new(settings),
+            kept: Arc::default(),
         }
     }
 }
@@ -141,7 +148,7 @@ impl ServerHandler for CatalogServer {
                 .parse::<usize>()
                 .map_err(|_| ErrorData::invalid_params("unknown cursor", None))?,
             None => {
-                tools.extend(meta::tools());
+                tools.extend(meta::tools(self.settings.max_result_bytes));
                 0
             }
         };
@@ -200,13 +207,19 @@ impl ServerHandler for CatalogServer {
                 meta::search(&catalog, view, &self.settings, arguments)
             }
             meta::READ => meta::read(&catalog, view, arguments),
+            meta::READ_RESULT if self.settings.max_result_bytes.is_some() => {
+                meta::read_result(view, &self.settings, &self.kept, arguments)
+            }
             meta::CALL => {
                 meta::call(
                     &catalog,
                     view,
                     &self.settings,
-                    headers,
-                    trace_context,
+                    &self.kept,
+                    meta::Incoming {
+                        headers,
+                        trace_context,
+                    },
                     arguments,
                 )
                 .await
@@ -222,8 +235,11 @@ impl ServerHandler for CatalogServer {
                         &catalog,
                         view,
                         &self.settings,
-                        headers,
-                        trace_context,
+                        &self.kept,
+                        meta::Incoming {
+                            headers,
+                            trace_context,
+                        },
                         path,
                         arguments,
                     )

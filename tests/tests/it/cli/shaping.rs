@@ -227,3 +227,150 @@ fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
     assert!(out.contains("major Upstream.JsonBody"), "{out}");
     assert!(out.contains("new required input `ident`"), "{out}");
 }
+
+/// One `tools/call` on `POST /mcp` as `key`: the JSON-RPC `result`.
+async fn mcp(url: &str, key: &str, tool: &str, arguments: Value) -> Value {
+    let text = reqwest::Client::new()
+        .post(format!("{url}/mcp"))
+        .header("x-api-key", key)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let reply: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    reply["result"].clone()
+}
+
+#[tokio::test]
+async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_caller_only() {
+    let upstream = Upstream::start().await;
+    let budget = 65_536;
+    let text = format!(
+        "{}mcp: {{max_result_bytes: {budget}}}\n",
+        config(&upstream, "")
+    )
+    .replace(
+        "    - {name: ci-bot, key: {env: SHAPING_KEY}}\n",
+        "    - {name: ci-bot, key: {env: SHAPING_KEY}}\n    - {name: other, key: {env: SHAPING_OTHER}}\n",
+    );
+    let path = write_config("budget", &text);
+    let other = "shaping-other-0123456789";
+    let mut bridge = Running::serving(&path, &[("SHAPING_KEY", KEY), ("SHAPING_OTHER", other)]);
+    let url = bridge.url().await;
+
+    // The whole answer, as OTC serves it (no budget there).
+    let (status, body) = call(&url, "Upstream.Items", json!({"count": 50_000})).await;
+    assert_eq!(status, 200);
+    let whole = body["value"].to_string();
+    assert!(whole.len() > 5_000_000, "{}", whole.len());
+
+    let result = mcp(
+        &url,
+        KEY,
+        "call_tool",
+        json!({"path": "Upstream.Items", "arguments": {"count": 50_000}}),
+    )
+    .await;
+    assert_eq!(result["isError"], false, "{result}");
+    let cut = result["content"][0]["text"].as_str().unwrap();
+    assert!(cut.len() <= budget, "{} bytes", cut.len());
+    let cut: Value = serde_json::from_str(cut).expect("the cut result is JSON");
+    let items = cut.as_array().unwrap();
+    assert_eq!(items[0]["id"], 0);
+    assert!(
+        items.last().unwrap().to_string().contains("more items"),
+        "{}",
+        items.last().unwrap()
+    );
+    let truncated = &result["structuredContent"]["truncated"];
+    assert_eq!(truncated["total_bytes"], whole.len(), "{truncated}");
+    let handle = truncated["handle"].as_str().unwrap().to_owned();
+    let note = result["content"][1]["text"].as_str().unwrap();
+    assert!(
+        note.contains("read_result") && note.contains(&handle),
+        "{note}"
+    );
+
+    // read_result is listed, and reads the whole text back in pages of the budget.
+    let listed = reqwest::Client::new()
+        .post(format!("{url}/mcp"))
+        .header("x-api-key", KEY)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(listed.contains("\"read_result\""), "{listed}");
+    let mut read = String::new();
+    let mut offset = Some(0_u64);
+    let mut pages = 0;
+    while let Some(at) = offset {
+        let page = mcp(
+            &url,
+            KEY,
+            "read_result",
+            json!({"handle": handle, "offset": at}),
+        )
+        .await;
+        assert_eq!(page["isError"], false, "{page}");
+        let text = page["content"][0]["text"].as_str().unwrap();
+        assert!(text.len() <= budget);
+        read.push_str(text);
+        offset = page["structuredContent"]["next_offset"].as_u64();
+        pages += 1;
+        assert!(pages < 200, "no end");
+    }
+    assert_eq!(read, whole);
+
+    // Another caller cannot read it; a wrong offset is a clear error.
+    let theirs = mcp(
+        &url,
+        other,
+        "read_result",
+        json!({"handle": handle, "offset": 0}),
+    )
+    .await;
+    assert_eq!(theirs["isError"], true, "{theirs}");
+    assert!(theirs.to_string().contains("No kept result"), "{theirs}");
+    let past = mcp(
+        &url,
+        KEY,
+        "read_result",
+        json!({"handle": handle, "offset": whole.len() + 1}),
+    )
+    .await;
+    assert_eq!(past["isError"], true, "{past}");
+
+    // A small answer is not cut.
+    let small = mcp(
+        &url,
+        KEY,
+        "call_tool",
+        json!({"path": "Upstream.Items", "arguments": {"count": 3}}),
+    )
+    .await;
+    assert!(
+        small.get("structuredContent").is_none()
+            || small["structuredContent"].get("truncated").is_none(),
+        "{small}"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(small["content"][0]["text"].as_str().unwrap())
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    bridge.interrupt().await;
+}
