@@ -37,6 +37,7 @@ pub use access::{
     RateLimitsConfig, RuleTrace, Verdict,
 };
 pub use catalog::lock::{Lockfile, OnChange};
+pub use catalog::policy::SourceOptions;
 pub use catalog::registry::{Catalog, Resolution, SharedCatalog, SourceTools};
 pub use catalog::semantic::{ModelLoadError, SearchConfig, Semantic};
 pub use config::host_import;

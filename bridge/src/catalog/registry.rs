@@ -180,6 +180,9 @@ pub struct Catalog {
     /// The semantic ranker's vectors of `latest` (same positions), set by the background task
     /// of [`super::semantic::Semantic`] once every tool has one; until then search is lexical.
     vectors: OnceLock<Vectors>,
+    /// Unique for the life of the process: what a cache of per-catalog answers (a caller's
+    /// visible tools) is keyed by.
+    id: u64,
     /// Ids that were served twice; the first source wins.
     pub duplicates: Vec<Diagnostic>,
     /// Sources that failed to start and are served without (`--allow-partial`).
@@ -287,9 +290,15 @@ impl Catalog {
             by_otc_name: OnceLock::new(),
             search: OnceLock::new(),
             vectors: OnceLock::new(),
+            id: NEXT_CATALOG.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             duplicates,
             failed: Vec::new(),
         }
+    }
+
+    /// This catalog's id: no other catalog of the process has it.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The same catalog, also listing `failed` sources (served without them).
@@ -549,6 +558,9 @@ fn written(dialect: Dialect) -> Dialect {
         dialect
     }
 }
+
+/// The next [`Catalog::id`].
+static NEXT_CATALOG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The current catalog, swapped atomically when a source changes.
 #[derive(Debug, Clone)]

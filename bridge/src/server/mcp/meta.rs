@@ -253,7 +253,16 @@ pub(crate) fn search(
     };
     let latest = catalog.latest();
     // The caller's view inside the rankers: a restricted caller still gets `limit` results.
-    let sees = |position: usize| latest.get(position).is_some_and(|e| view.sees(e));
+    let visible = (!view.is_everything()).then(|| {
+        view.policies
+            .visible_to(view.caller, catalog.id(), latest.len())
+    });
+    let sees = |position: usize| match &visible {
+        Some(visible) => visible.sees(position, || {
+            latest.get(position).is_some_and(|e| view.sees(e))
+        }),
+        None => true,
+    };
     let scope = otc_search::Scope {
         toolkit,
         allowed: (!view.is_everything()).then_some(&sees as &(dyn Fn(usize) -> bool + Sync)),
@@ -572,7 +581,16 @@ fn refused(catalog: &Catalog, view: View<'_>, refusal: Refusal, path: &str) -> C
     };
     let name = path.split('@').next().unwrap_or_default();
     let latest = catalog.latest();
-    let sees = |position: usize| latest.get(position).is_some_and(|e| view.sees(e));
+    let visible = (!view.is_everything()).then(|| {
+        view.policies
+            .visible_to(view.caller, catalog.id(), latest.len())
+    });
+    let sees = |position: usize| match &visible {
+        Some(visible) => visible.sees(position, || {
+            latest.get(position).is_some_and(|e| view.sees(e))
+        }),
+        None => true,
+    };
     let scope = otc_search::Scope {
         toolkit: None,
         allowed: (!view.is_everything()).then_some(&sees as &(dyn Fn(usize) -> bool + Sync)),
