@@ -104,7 +104,7 @@ fn main() -> anyhow::Result<()> {
         .flat_map(|m| &m.tools)
         .filter_map(|t| match &t.target {
             Target::Http(plan) => Some((**plan).clone()),
-            Target::Named { .. } => None,
+            Target::Named { .. } | Target::Mcp { .. } => None,
         })
         .collect();
     let request_plans = live() - before;

@@ -19,4 +19,4 @@ pub mod text;
 mod tool;
 
 pub use error::{Diagnostic, Mapped, MappingError, Severity};
-pub use tool::{MappedTool, Target};
+pub use tool::{MappedTool, McpRequest, Target};

@@ -38,6 +38,48 @@ pub enum Target {
     },
     /// An HTTP operation described by an OpenAPI document.
     Http(Arc<RequestPlan>),
+    /// An MCP request other than `tools/call`: a server's resources and prompts served as
+    /// tools when the source asks for it (`resources: tools`, `prompts: tools`; see
+    /// [`crate::mcp::resources`] and [`crate::mcp::prompts`]).
+    Mcp {
+        /// The request a call becomes.
+        request: McpRequest,
+    },
+}
+
+/// The MCP request behind a resource or prompt tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum McpRequest {
+    /// `resources/list` (and `resources/templates/list`), paged.
+    ListResources,
+    /// `resources/read` of a URI the caller gives.
+    ReadResource,
+    /// `resources/read` of a URI expanded from one of `templates`, the URI templates the server
+    /// listed (the only ones accepted).
+    ReadResourceTemplate {
+        /// The templates as the server wrote them.
+        templates: Arc<[String]>,
+    },
+    /// `prompts/get` of the prompt `name`.
+    GetPrompt {
+        /// The server's own name for the prompt.
+        name: String,
+    },
+}
+
+impl McpRequest {
+    /// The name an `include`/`exclude` pattern or an override can refer to the tool by, beside
+    /// its id segment: `resource:list`, `resource:read`, `resource:template`, `prompt:<name>`
+    /// (prefixed, like `tag:` and `method:`, so a prompt never shadows a tool of the same name).
+    pub fn handle(&self) -> String {
+        match self {
+            Self::ListResources => "resource:list".to_owned(),
+            Self::ReadResource => "resource:read".to_owned(),
+            Self::ReadResourceTemplate { .. } => "resource:template".to_owned(),
+            Self::GetPrompt { name } => format!("prompt:{name}"),
+        }
+    }
 }
 
 impl Mapped<MappedTool> {
@@ -75,6 +117,9 @@ impl Mapped<MappedTool> {
                     target: match &tool.target {
                         Target::Named { name } => Target::Named { name: name.clone() },
                         Target::Http(plan) => Target::Http(Arc::new(RequestPlan::clone(plan))),
+                        Target::Mcp { request } => Target::Mcp {
+                            request: request.clone(),
+                        },
                     },
                     destructive: tool.destructive,
                     // One small string per source, shared by its tools: kept as it is.

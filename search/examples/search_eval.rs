@@ -219,7 +219,9 @@ fn main() -> anyhow::Result<()> {
         for t in &tools {
             let op = match &t.target {
                 otc_mappings::Target::Http(plan) => format!("{} {}", plan.method, plan.path),
-                otc_mappings::Target::Named { .. } => String::new(),
+                otc_mappings::Target::Named { .. } | otc_mappings::Target::Mcp { .. } => {
+                    String::new()
+                }
             };
             let d = &t.definition;
             writeln!(
@@ -542,6 +544,8 @@ fn openapi_source(document: &Path) -> Source {
         toolkit: None,
         version: None,
         oauth: false,
+        resources: false,
+        prompts: false,
     })
     .for_inspection()
 }

@@ -118,7 +118,7 @@ impl Document {
         texts.push((Field::ParamDescriptions, descriptions));
         let operation = match &mapped.target {
             Target::Http(plan) => Some((plan.method.as_str(), plan.path.as_str())),
-            Target::Named { .. } => None,
+            Target::Named { .. } | Target::Mcp { .. } => None,
         };
         if let Some(output) = &tool.output_schema {
             texts.push((Field::Output, parameters(output.as_str()).0));

@@ -375,7 +375,11 @@ fn ids(listed: &Mapped<MappedTool>) -> BTreeSet<String> {
 fn unknown_tool(tool: &MappedTool) -> MappedTool {
     let mut unknown = tool.clone();
     match &mut unknown.target {
-        Target::Named { name } => *name = format!("{name}_that_is_not_there"),
+        Target::Named { name }
+        | Target::Mcp {
+            request: otc_mappings::McpRequest::GetPrompt { name },
+        } => *name = format!("{name}_that_is_not_there"),
+        Target::Mcp { .. } => {}
         Target::Http(plan) => {
             let mut plan = (**plan).clone();
             plan.path = "/no-such-operation".to_owned();
@@ -424,6 +428,7 @@ impl Runner {
     fn tool(&self, key: &str) -> Arc<MappedTool> {
         let found = self.listed.tools.iter().find(|t| match &t.target {
             Target::Named { name } => name == key,
+            Target::Mcp { request } => request.handle() == key,
             Target::Http(plan) => plan.operation == key,
         });
         Arc::new(

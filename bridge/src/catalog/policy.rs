@@ -393,12 +393,14 @@ impl SourceOptions {
 }
 
 /// The names a pattern or override can refer to a tool by: its upstream name (MCP tool name or
-/// `operationId`), its tool name in the id, and for HTTP operations `METHOD /path`,
-/// `method:METHOD` and `tag:TAG` for each of its tags.
+/// `operationId`), its tool name in the id, for HTTP operations `METHOD /path`,
+/// `method:METHOD` and `tag:TAG` for each of its tags, and for an MCP source's resource and
+/// prompt tools `resource:list`, `resource:read`, `resource:template` or `prompt:NAME`.
 fn handles(tool: &MappedTool) -> Vec<String> {
     let mut names = vec![tool.definition.id.tool.clone()];
     match &tool.target {
         Target::Named { name } => names.push(name.clone()),
+        Target::Mcp { request } => names.push(request.handle()),
         Target::Http(plan) => {
             names.extend(plan.operation_id.clone());
             names.push(plan.operation.clone());

@@ -201,7 +201,7 @@ impl CallSpan<'_> {
     pub(crate) fn upstream(&self, entry: &Entry) -> (UpstreamSpan, TraceContext) {
         let kind = match entry.tool.target {
             Target::Http(_) => "openapi",
-            Target::Named { .. } => "mcp",
+            Target::Named { .. } | Target::Mcp { .. } => "mcp",
         };
         let tracer = &self.traces.tracer;
         let span = tracer

@@ -1,5 +1,8 @@
 //! MCP tool list → OTC tools: the pure half of the MCP adapter (DESIGN.md §4).
 //!
+//! Resources and prompts, served as tools when a source asks for it, are mapped in
+//! [`resources`] and [`prompts`]; this file is the tools themselves.
+//!
 //! The adapter hands over what `initialize` and `tools/list` returned; this module turns each
 //! `rmcp::model::Tool` into a [`ToolDefinition`] plus [`Target::Named`] (the MCP tool name, so
 //! every id maps back to exactly one upstream tool).
@@ -36,14 +39,20 @@
 //!   `[closed-world]`. False values are kept because MCP's defaults are not all `false`
 //!   (an unset `destructiveHint` means "may be destructive").
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use rmcp::model as mcp;
 use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, Mapped, Severity};
 use crate::naming::{self, UniqueNames};
-use crate::otc::{Schema, ToolDefinition, ToolId};
+use crate::otc::{Schema, ToolDefinition, ToolId, ToolVersion};
 use crate::schema::{self, Inliner};
 use crate::tool::{MappedTool, Target};
+
+pub mod prompts;
+pub mod resources;
 
 /// Where a server's toolkit name and version come from: the configuration first, then what the
 /// server said about itself in `initialize`.
@@ -57,7 +66,27 @@ pub struct McpSource<'a> {
     pub server_info: Option<&'a mcp::Implementation>,
 }
 
+/// What every tool of one server shares: its toolkit segment, version and version label.
+pub(crate) struct Identity {
+    pub(crate) toolkit: String,
+    pub(crate) version: ToolVersion,
+    pub(crate) label: Option<Arc<str>>,
+}
+
 impl McpSource<'_> {
+    /// The toolkit, version and label of the server's tools; an unreadable version is `1.0.0`
+    /// and a diagnostic.
+    pub(crate) fn identity(&self, diagnostics: &mut Vec<Diagnostic>) -> Identity {
+        let raw_version = self
+            .version
+            .or(self.server_info.map(|info| info.version.as_str()));
+        Identity {
+            toolkit: self.toolkit_segment(),
+            version: naming::version_or_default(raw_version, diagnostics),
+            label: raw_version.map(Into::into),
+        }
+    }
+
     /// The toolkit segment: configured name, else `serverInfo.name`, else `Mcp`.
     pub fn toolkit_segment(&self) -> String {
         let raw = self
@@ -72,12 +101,11 @@ impl McpSource<'_> {
 /// loses what cannot be carried and says so in a diagnostic.
 pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTool> {
     let mut diagnostics = Vec::new();
-    let toolkit = source.toolkit_segment();
-    let raw_version = source
-        .version
-        .or(source.server_info.map(|info| info.version.as_str()));
-    let version = naming::version_or_default(raw_version, &mut diagnostics);
-    let label: Option<std::sync::Arc<str>> = raw_version.map(Into::into);
+    let Identity {
+        toolkit,
+        version,
+        label,
+    } = source.identity(&mut diagnostics);
     let mut names = UniqueNames::default();
     let mut mapped = Vec::with_capacity(tools.len());
     for tool in tools {
@@ -138,6 +166,39 @@ fn map_input_schema(
     }
     schema::ensure_descriptions(&mut schema);
     schema
+}
+
+/// The tool segments already taken in `tools`, compared case-insensitively as
+/// [`UniqueNames`] compares them.
+fn taken(tools: &[MappedTool]) -> HashSet<String> {
+    tools
+        .iter()
+        .map(|t| t.definition.id.tool.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether an added tool (a resource or prompt tool) may take `segment`: not when one of the
+/// server's own tools has it. The server's tool wins and the added one is skipped with a
+/// warning, so adding `resources: tools` never renames a tool callers already use.
+fn may_add(
+    taken: &HashSet<String>,
+    segment: &str,
+    what: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    if !taken.contains(&segment.to_ascii_lowercase()) {
+        return true;
+    }
+    diagnostics.push(Diagnostic::new(
+        Severity::Warning,
+        Some(segment),
+        None,
+        format!(
+            "the server has a tool named like the {what} tool `{segment}`; the server's tool is \
+             served and the {what} tool is not"
+        ),
+    ));
+    false
 }
 
 /// Inlines a schema's `$ref`s against the schema itself and drops its definitions.
@@ -213,8 +274,6 @@ fn hint_tags(annotations: &mcp::ToolAnnotations) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
 
     use super::*;

@@ -58,7 +58,7 @@ async fn fixture_in(cx: &BuildContext, edit: impl FnOnce(&mut OpenApiConfig)) ->
 fn plan_of(tool: &MappedTool) -> &RequestPlan {
     match &tool.target {
         Target::Http(plan) => plan,
-        Target::Named { .. } => panic!("not an HTTP tool"),
+        Target::Named { .. } | Target::Mcp { .. } => panic!("not an HTTP tool"),
     }
 }
 
