@@ -8,7 +8,8 @@
 //! none within rmcp's 10 s, means a handshake-era server: `initialize` offering
 //! [`mcp::ProtocolVersion::LATEST_WITH_INITIALIZE`] (older versions accepted), a session, and
 //! `notifications/tools/list_changed` delivered to the [`Handler`]. Either way a change becomes a
-//! tick on the adapter's catalog channel; nothing above the adapter sees the era.
+//! tick on the adapter's catalog channel; nothing above the adapter sees the era. Resources' and
+//! prompts' `list_changed` tick it too when the source serves them as tools (issue 27).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitStatus;
@@ -45,6 +46,10 @@ pub(crate) struct Handler {
     /// Whether a stateless session keeps `subscriptions/listen` open for list changes (the
     /// source's own session does; a caller's, which only calls, does not).
     listens: bool,
+    /// Whether resources and prompts are served as tools: then their `list_changed`
+    /// notifications refresh the catalog too (otherwise a change to them changes nothing served).
+    resources: bool,
+    prompts: bool,
 }
 
 impl Handler {
@@ -58,7 +63,23 @@ impl Handler {
             catalog,
             info,
             listens: true,
+            resources: false,
+            prompts: false,
         }
+    }
+
+    /// The handler of a source's own session: list changes of what `config` serves as tools
+    /// (tools always; resources and prompts when asked for) tick `catalog`.
+    pub(crate) fn for_source(catalog: Arc<watch::Sender<u64>>, config: &McpConfig) -> Self {
+        Self {
+            resources: config.resources.as_tools(),
+            prompts: config.prompts.as_tools(),
+            ..Self::new(catalog)
+        }
+    }
+
+    fn tick(&self) {
+        self.catalog.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// For a session that only calls tools: list changes are heard by the source's session.
@@ -89,7 +110,19 @@ fn lifecycle() -> ClientLifecycleMode {
 
 impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.catalog.send_modify(|n| *n = n.wrapping_add(1));
+        self.tick();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if self.resources {
+            self.tick();
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if self.prompts {
+            self.tick();
+        }
     }
 
     fn get_info(&self) -> mcp::ClientConfig {
@@ -135,13 +168,27 @@ impl Session {
                 McpEra::Session
             },
         };
-        let announces_changes = info
-            .as_ref()
-            .and_then(|i| i.capabilities.tools.as_ref())
-            .and_then(|t| t.list_changed)
-            .unwrap_or(false);
-        let listener = (stateless && announces_changes && service.service().listens)
-            .then(|| tokio::spawn(listen(peer.clone(), service.service().catalog.clone())));
+        let handler = service.service();
+        let capabilities = info.as_ref().map(|i| &i.capabilities);
+        let lists = Lists {
+            tools: capabilities
+                .and_then(|c| c.tools.as_ref())
+                .and_then(|t| t.list_changed)
+                .unwrap_or(false),
+            resources: handler.resources
+                && capabilities
+                    .and_then(|c| c.resources.as_ref())
+                    .and_then(|r| r.list_changed)
+                    .unwrap_or(false),
+            prompts: handler.prompts
+                && capabilities
+                    .and_then(|c| c.prompts.as_ref())
+                    .and_then(|p| p.list_changed)
+                    .unwrap_or(false),
+        };
+        let announces_changes = lists.tools || lists.resources || lists.prompts;
+        let listener = (stateless && announces_changes && handler.listens)
+            .then(|| tokio::spawn(listen(peer.clone(), handler.catalog.clone(), lists)));
         let cancel = Some(service.cancellation_token());
         let done = Some(tokio::spawn(service.waiting()));
         Self {
@@ -236,11 +283,30 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
     }
 }
 
+/// The lists whose changes a session listens for: those the server announces changes of and
+/// the source serves.
+#[derive(Debug, Clone, Copy)]
+struct Lists {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
+}
+
 /// Keeps a stateless session's `subscriptions/listen` open and ticks `catalog` on each
-/// `notifications/tools/list_changed`. Ends with the session; a server that refuses the request
-/// is still re-listed when its list's `ttlMs` runs out.
-async fn listen(peer: Peer<RoleClient>, catalog: Arc<watch::Sender<u64>>) {
-    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+/// `list_changed` of `lists`. Ends with the session; a server that refuses the request is still
+/// re-listed when its list's `ttlMs` runs out.
+async fn listen(peer: Peer<RoleClient>, catalog: Arc<watch::Sender<u64>>, lists: Lists) {
+    let mut filter = SubscriptionFilter::builder();
+    if lists.tools {
+        filter = filter.tools_list_changed();
+    }
+    if lists.resources {
+        filter = filter.resources_list_changed();
+    }
+    if lists.prompts {
+        filter = filter.prompts_list_changed();
+    }
+    let filter = filter.build();
     let mut subscription = match peer.listen(filter).await {
         Ok(subscription) => subscription,
         Err(error) => {
@@ -252,6 +318,8 @@ async fn listen(peer: Peer<RoleClient>, catalog: Arc<watch::Sender<u64>>) {
         if matches!(
             notification,
             mcp::ServerNotification::ToolListChangedNotification(_)
+                | mcp::ServerNotification::ResourceListChangedNotification(_)
+                | mcp::ServerNotification::PromptListChangedNotification(_)
         ) {
             catalog.send_modify(|n| *n = n.wrapping_add(1));
         }

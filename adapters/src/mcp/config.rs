@@ -14,6 +14,8 @@
 //! version: 2.0.0                     # else serverInfo.version
 //! startup_timeout_secs: 30
 //! restart: { initial_backoff_ms: 250, max_backoff_ms: 30000, failures_before_failed: 5 }
+//! resources: tools                   # also serve resources as tools (default: off)
+//! prompts: tools                     # also serve each prompt as a tool (default: off)
 //! ```
 //!
 //! HTTP transports take `url` and `headers`, each header given by value or read from an
@@ -66,6 +68,36 @@ pub struct McpConfig {
     /// How to authorize to a remote server (streamable HTTP only): OAuth 2.1.
     #[serde(default)]
     pub auth: Option<AuthConfig>,
+    /// `resources: tools`: the server's resources are also served as tools (`ListResources`,
+    /// `ReadResource`, `ReadResourceTemplate`; see `otc_mappings::mcp::resources`).
+    #[serde(default)]
+    pub resources: ServeAs,
+    /// `prompts: tools`: each of the server's prompts is also served as a tool
+    /// (`Prompt<Name>`; see `otc_mappings::mcp::prompts`).
+    #[serde(default)]
+    pub prompts: ServeAs,
+}
+
+/// How an MCP feature other than tools (resources, prompts) is served over OTC.
+///
+/// An enum rather than a bool because the issue's spelling, `resources: tools`, names *how*:
+/// other ways (say, resources embedded in tool results, or subscriptions) can be added without
+/// changing what a configuration file means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServeAs {
+    /// Not served (the default): OTC callers see the server's tools only.
+    #[default]
+    Off,
+    /// Served as read-only tools in the source's toolkit.
+    Tools,
+}
+
+impl ServeAs {
+    /// Whether the feature is served as tools.
+    pub fn as_tools(self) -> bool {
+        self == Self::Tools
+    }
 }
 
 /// Authorization to a remote MCP server.
@@ -383,6 +415,8 @@ impl McpConfig {
             ping_timeout_secs: default_ping_timeout_secs(),
             stderr_lines_per_sec: default_stderr_lines_per_sec(),
             auth: None,
+            resources: ServeAs::Off,
+            prompts: ServeAs::Off,
         }
     }
 
@@ -551,6 +585,16 @@ restart: { initial_backoff_ms: 10 }
         let bad = "transport: { type: sse, url: 'http://x', header: {} }";
         assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
         let bad = "transport: { type: sse, url: 'http://x' }\ntoolkt: X";
+        assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
+        // Issue 27: resources and prompts as tools, off unless asked for.
+        assert_eq!(
+            (config.resources, config.prompts),
+            (ServeAs::Off, ServeAs::Off)
+        );
+        let both = "transport: { type: stdio, command: x }\nresources: tools\nprompts: tools";
+        let both: McpConfig = serde_yaml::from_str(both).unwrap();
+        assert!(both.resources.as_tools() && both.prompts.as_tools());
+        let bad = "transport: { type: stdio, command: x }\nresources: true";
         assert!(serde_yaml::from_str::<McpConfig>(bad).is_err());
         let McpTransportConfig::Stdio { inherit_env, .. } = &config.transport else {
             panic!("not stdio")

@@ -5,8 +5,8 @@
 //!   the list of content blocks as MCP's JSON.
 //! - `isError: true` is [`AdapterError::ToolFailed`]: the text blocks are the message (the tool
 //!   wrote them for the model), the whole result goes to `details`.
-//! - A JSON-RPC error is [`AdapterError::InvalidArguments`] for invalid-params (the model can
-//!   correct itself) and [`AdapterError::Protocol`] otherwise; one the transport synthesized for
+//! - A JSON-RPC error is [`AdapterError::InvalidArguments`] for invalid-params and
+//!   resource-not-found (the model can correct itself) and [`AdapterError::Protocol`] otherwise; one the transport synthesized for
 //!   an answer it refused is [`AdapterError::ResponseTooLarge`] or a `Protocol` error saying so.
 //!   A closed transport is decided by the caller, which knows whether a child exited.
 
@@ -25,25 +25,7 @@ use crate::AdapterError;
 pub(crate) fn call_response(response: mcp::CallToolResponse) -> Result<Value, AdapterError> {
     match response {
         mcp::CallToolResponse::Complete(result) => call_result(result),
-        mcp::CallToolResponse::InputRequired(asked) => {
-            let wanted: Vec<String> = asked
-                .input_requests
-                .iter()
-                .flatten()
-                .map(|(_, request)| describe_input_request(request))
-                .collect();
-            let wanted = if wanted.is_empty() {
-                "more input".to_owned()
-            } else {
-                wanted.join("; ")
-            };
-            Err(AdapterError::ToolFailed {
-                message: format!(
-                    "the MCP server needs input that an OTC call cannot give: {wanted}"
-                ),
-                details: None,
-            })
-        }
+        mcp::CallToolResponse::InputRequired(asked) => Err(input_required(&asked)),
         mcp::CallToolResponse::Task(_) => Err(AdapterError::ToolFailed {
             message: "the MCP server answered with a task to poll (resultType \"task\"), \
                       which the bridge does not follow"
@@ -55,6 +37,26 @@ pub(crate) fn call_response(response: mcp::CallToolResponse) -> Result<Value, Ad
                 .to_owned(),
             details: None,
         }),
+    }
+}
+
+/// An `input_required` answer (to `tools/call`, `resources/read` or `prompts/get`) as the
+/// tool's error, naming what the server wanted.
+pub(crate) fn input_required(asked: &mcp::InputRequiredResult) -> AdapterError {
+    let wanted: Vec<String> = asked
+        .input_requests
+        .iter()
+        .flatten()
+        .map(|(_, request)| describe_input_request(request))
+        .collect();
+    let wanted = if wanted.is_empty() {
+        "more input".to_owned()
+    } else {
+        wanted.join("; ")
+    };
+    AdapterError::ToolFailed {
+        message: format!("the MCP server needs input that an OTC call cannot give: {wanted}"),
+        details: None,
     }
 }
 
@@ -126,7 +128,12 @@ pub(crate) fn service_error(error: ServiceError) -> Failure {
         return Failure::Error(refused);
     }
     match error {
-        ServiceError::McpError(data) if data.code == mcp::ErrorCode::INVALID_PARAMS => {
+        // A resource the server does not have is, like invalid params, something the caller
+        // can correct (another URI).
+        ServiceError::McpError(data)
+            if data.code == mcp::ErrorCode::INVALID_PARAMS
+                || data.code == mcp::ErrorCode::RESOURCE_NOT_FOUND =>
+        {
             Failure::Error(AdapterError::InvalidArguments {
                 message: data.message.into_owned(),
             })
@@ -330,11 +337,15 @@ mod tests {
                 ));
                 match service_error(error) {
                     Failure::Error(AdapterError::InvalidArguments { message: m }) => {
-                        prop_assert_eq!(code, mcp::ErrorCode::INVALID_PARAMS.0);
+                        prop_assert!(
+                            code == mcp::ErrorCode::INVALID_PARAMS.0
+                                || code == mcp::ErrorCode::RESOURCE_NOT_FOUND.0
+                        );
                         prop_assert_eq!(m, message);
                     }
                     Failure::Error(AdapterError::Protocol { .. }) => {
                         prop_assert_ne!(code, mcp::ErrorCode::INVALID_PARAMS.0);
+                        prop_assert_ne!(code, mcp::ErrorCode::RESOURCE_NOT_FOUND.0);
                     }
                     other => prop_assert!(false, "{:?}", other),
                 }

@@ -11,6 +11,7 @@
 //! - [`LineReader`] (`lines`): newline-delimited JSON-RPC read under that cap, shared with the
 //!   bridge's own stdio edge, which answers what it cannot read with JSON-RPC errors.
 //! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
+//! - `features`: resources and prompts served as tools (`resources: tools`, `prompts: tools`).
 //!
 //! Translation of tool lists is pure and lives in `otc_mappings::mcp`. Calls multiplex over one
 //! session: rmcp's `Peer` is cloned per call and nothing is locked while a call is in flight.
@@ -41,6 +42,7 @@ mod child;
 mod client;
 mod config;
 mod convert;
+mod features;
 mod http;
 mod limits;
 mod lines;
@@ -52,7 +54,7 @@ mod supervisor;
 
 pub use config::{
     AuthConfig, EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig, OAuthGrant,
-    RestartConfig,
+    RestartConfig, ServeAs,
 };
 pub use limits::{MAX_MESSAGE_BYTES, TopLevel};
 pub use lines::{Frame, LineReader};
@@ -154,7 +156,7 @@ impl McpAdapter {
             name,
             config,
             &shared.secret_env,
-            Handler::new(catalog),
+            Handler::for_source(catalog, config),
             shared.auth.as_ref(),
         )
         .await?;
@@ -283,6 +285,37 @@ impl Live {
     }
 }
 
+impl McpAdapter {
+    /// `tools/call` of the server's tool `name`.
+    async fn call_tool(&self, name: &str, call: ToolCall) -> Result<Value, AdapterError> {
+        let live = self.shared.live()?;
+        let mut params =
+            mcp::CallToolRequestParams::new(name.to_owned()).with_arguments(call.input);
+        if let Some(context) = &call.trace_context {
+            // The MCP convention for trace context (SEP-414): `_meta.traceparent`/`tracestate`.
+            params.set_traceparent(&context.traceparent);
+            if let Some(state) = &context.tracestate {
+                params.set_tracestate(state);
+            }
+        }
+        if let Some(callers) = &self.shared.callers {
+            let token = call.context.token(&callers.gate.issuer);
+            let response = callers
+                .call(&self.shared.name, &self.shared.config, token, params)
+                .await?;
+            return convert::call_response(response);
+        }
+        let answer = self
+            .shared
+            .with_token_recovery(|| live.peer.call_tool_once(params.clone()))
+            .await?;
+        match answer {
+            Ok(response) => convert::call_response(response),
+            Err(error) => Err(live.classify(error).await),
+        }
+    }
+}
+
 #[async_trait]
 impl Adapter for McpAdapter {
     fn name(&self) -> &str {
@@ -315,6 +348,7 @@ impl Adapter for McpAdapter {
             server_info,
         };
         let mut mapped = map_tools(&source, &tools);
+        features::add(&self.shared, &live, &source, &mut mapped).await?;
         if let Some(callers) = &self.shared.callers {
             // Each call needs its caller's token from this authorization server.
             let requirement = AuthorizationRequirement {
@@ -336,45 +370,26 @@ impl Adapter for McpAdapter {
     }
 
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
-        let Target::Named { name } = &call.tool.target else {
-            return Err(AdapterError::setup(format!(
-                "tool {} is not an MCP tool",
-                call.tool.definition.id
-            )));
+        let tool = call.tool.clone();
+        let (upstream, answered) = match &tool.target {
+            Target::Named { name } => (name.clone(), self.call_tool(name, call).await),
+            Target::Mcp { request } => (
+                request.handle(),
+                features::call(&self.shared, request, call).await,
+            ),
+            Target::Http(_) => {
+                return Err(AdapterError::setup(format!(
+                    "tool {} is not an MCP tool",
+                    tool.definition.id
+                )));
+            }
         };
-        let live = self.shared.live()?;
-        let mut params = mcp::CallToolRequestParams::new(name.clone()).with_arguments(call.input);
-        if let Some(context) = &call.trace_context {
-            // The MCP convention for trace context (SEP-414): `_meta.traceparent`/`tracestate`.
-            params.set_traceparent(&context.traceparent);
-            if let Some(state) = &context.tracestate {
-                params.set_tracestate(state);
-            }
-        }
-        let answered = async {
-            if let Some(callers) = &self.shared.callers {
-                let token = call.context.token(&callers.gate.issuer);
-                let response = callers
-                    .call(&self.shared.name, &self.shared.config, token, params)
-                    .await?;
-                return convert::call_response(response);
-            }
-            let answer = self
-                .shared
-                .with_token_recovery(|| live.peer.call_tool_once(params.clone()))
-                .await?;
-            match answer {
-                Ok(response) => convert::call_response(response),
-                Err(error) => Err(live.classify(error).await),
-            }
-        }
-        .await;
         if let Err(AdapterError::ResponseTooLarge { limit_bytes }) = &answered {
             // The caller is told; the operator should be too: a server that answers this much
             // is misbehaving or misused.
             tracing::warn!(
                 source = %self.shared.name,
-                tool = %name,
+                tool = %upstream,
                 limit_bytes,
                 "An MCP answer larger than the limit was refused."
             );

@@ -74,7 +74,7 @@ pub(super) async fn run(shared: Arc<Shared>, first: Session) {
                     return;
                 }
             }
-            let handler = Handler::new(shared.catalog.clone());
+            let handler = Handler::for_source(shared.catalog.clone(), &shared.config);
             let attempt = tokio::select! {
                 attempt = client::connect(&shared.name, &shared.config, &shared.secret_env, handler, shared.auth.as_ref()) => attempt,
                 _ = shutdown.wait_for(|stop| *stop) => {
