@@ -1,5 +1,5 @@
 //! Command-line flags (clap). Source flags are positional in one respect: `--toolkit`,
-//! `--tool-version` and `--base-url` apply to the source flag (`--openapi`, `--mcp`,
+//! `--tool-version`, `--base-url`, `--oauth`, `--resources` and `--prompts` apply to the source flag (`--openapi`, `--mcp`,
 //! `--mcp-url`, `--mcp-sse`) that precedes them, so they are read from clap's argument indices.
 //!
 //! These types are the binary's: the library receives the flags as plain
@@ -479,6 +479,14 @@ pub(crate) struct SourceArgs {
     /// (the tokens are kept in the per-user config directory). More settings in --config.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub(crate) oauth: Vec<String>,
+    /// `tools`: the preceding MCP source's resources are served as tools too (ListResources,
+    /// ReadResource, ReadResourceTemplate), as `resources: tools` in --config.
+    #[arg(long, value_name = "tools", value_parser = ["tools"])]
+    pub(crate) resources: Vec<String>,
+    /// `tools`: each of the preceding MCP source's prompts is served as a tool too
+    /// (Prompt<Name>), as `prompts: tools` in --config.
+    #[arg(long, value_name = "tools", value_parser = ["tools"])]
+    pub(crate) prompts: Vec<String>,
 }
 
 /// Reads the source flags of `matches` in command-line order, attaching each modifier to the
@@ -525,6 +533,8 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Flag
         "toolkit",
         "tool_version",
         "oauth",
+        "resources",
+        "prompts",
     ] {
         let (Some(indices), Some(values)) =
             (matches.indices_of(id), matches.get_many::<String>(id))
@@ -551,6 +561,8 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Flag
                 toolkit: None,
                 version: None,
                 oauth: false,
+                resources: false,
+                prompts: false,
             });
             continue;
         }
@@ -567,6 +579,32 @@ pub(crate) fn source_flags(matches: &ArgMatches) -> Result<Vec<SourceFlag>, Flag
                 });
             }
             last.oauth = true;
+            continue;
+        }
+        if id == "resources" || id == "prompts" {
+            if last.kind == SourceKind::OpenApi {
+                return Err(FlagError::WrongKind {
+                    flag: if id == "resources" {
+                        "--resources"
+                    } else {
+                        "--prompts"
+                    },
+                    kinds: "--mcp, --mcp-url and --mcp-sse",
+                    target: last.target.clone(),
+                });
+            }
+            let slot = if id == "resources" {
+                &mut last.resources
+            } else {
+                &mut last.prompts
+            };
+            if *slot {
+                return Err(FlagError::Twice {
+                    flag,
+                    target: last.target.clone(),
+                });
+            }
+            *slot = true;
             continue;
         }
         let slot = match id {
@@ -658,6 +696,33 @@ mod tests {
                 .unwrap_err()
                 .contains("--mcp-url and --mcp-sse sources only")
         );
+    }
+
+    /// Issue 27: `--resources tools` and `--prompts tools` follow an MCP source.
+    #[test]
+    fn resources_and_prompts_mark_the_mcp_source_before_them() {
+        let s = parse(&[
+            "otc-bridge",
+            "--mcp",
+            "srv",
+            "--resources",
+            "tools",
+            "--prompts",
+            "tools",
+            "--mcp-url",
+            "http://b/mcp",
+            "--prompts",
+            "tools",
+        ])
+        .unwrap();
+        assert_eq!((s[0].resources, s[0].prompts), (true, true));
+        assert_eq!((s[1].resources, s[1].prompts), (false, true));
+        assert!(
+            parse(&["otc-bridge", "--openapi", "a", "--resources", "tools"])
+                .unwrap_err()
+                .contains("--mcp, --mcp-url and --mcp-sse sources only")
+        );
+        assert!(parse(&["otc-bridge", "--mcp", "srv", "--resources", "yes"]).is_err());
     }
 
     #[test]

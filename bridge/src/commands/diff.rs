@@ -95,6 +95,8 @@ async fn side(path: &str, start_sources: bool) -> anyhow::Result<BTreeMap<String
                 toolkit: None,
                 version: None,
                 oauth: false,
+                resources: false,
+                prompts: false,
             }],
             ..Overrides::default()
         };

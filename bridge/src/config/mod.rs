@@ -862,6 +862,8 @@ mod tests {
             toolkit: None,
             version: None,
             oauth: false,
+            resources: false,
+            prompts: false,
         }
     }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use otc_adapters::BuildContext;
-use otc_adapters::mcp::{McpAdapter, McpConfig, McpTransportConfig};
+use otc_adapters::mcp::{McpAdapter, McpConfig, McpTransportConfig, ServeAs};
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
 use otc_adapters::{Adapter, AdapterError, ToolCall};
 use otc_mappings::{Mapped, MappedTool};
@@ -99,6 +99,10 @@ pub struct SourceFlag {
     pub version: Option<String>,
     /// `--oauth` (`--mcp-url` and `--mcp-sse` only): the server is behind OAuth 2.1.
     pub oauth: bool,
+    /// `--resources tools` (MCP only): the server's resources are served as tools too.
+    pub resources: bool,
+    /// `--prompts tools` (MCP only): the server's prompts are served as tools too.
+    pub prompts: bool,
 }
 
 /// The kinds of source flag.
@@ -209,6 +213,12 @@ impl Source {
                 config.version.clone_from(&flag.version);
                 if flag.oauth {
                     config.auth = Some(otc_adapters::mcp::AuthConfig::Oauth(Default::default()));
+                }
+                if flag.resources {
+                    config.resources = ServeAs::Tools;
+                }
+                if flag.prompts {
+                    config.prompts = ServeAs::Tools;
                 }
                 Upstream::Mcp(config)
             }
@@ -486,6 +496,18 @@ mod tests {
         assert_eq!(sources[0].name, "pets");
         assert!(matches!(&sources[0].upstream, Upstream::OpenApi(c) if c.spec == "pets.yaml"));
         assert_eq!(sources[1].name, "srv");
+        // Issue 27: `resources: tools` and `prompts: tools` are the MCP adapter's own keys.
+        let entries: Vec<Value> = serde_yaml::from_str(
+            "- type: mcp\n  transport: {type: stdio, command: srv}\n  resources: tools\n  prompts: tools\n",
+        )
+        .unwrap();
+        let Upstream::Mcp(config) = &from_file(&entries).unwrap()[0].upstream else {
+            panic!("not MCP")
+        };
+        assert_eq!(
+            (config.resources, config.prompts),
+            (ServeAs::Tools, ServeAs::Tools)
+        );
     }
 
     #[test]
@@ -511,6 +533,8 @@ mod tests {
             toolkit: None,
             version: None,
             oauth: false,
+            resources: false,
+            prompts: false,
         };
         let mut s = vec![
             Source::from_flag(&flag("a/pets.yaml")),
