@@ -4,11 +4,12 @@
 //! hang, cancellation, restart and orphan cases. This file: helpers, listing and calls over stdio,
 //! and the third-party server; `supervision`: crash, hang, restart, orphans; `transports`: HTTP,
 //! SSE, and the whole bridge in front of an MCP server; `environment`: what a child may see;
-//! `limits`: oversized and malformed answers.
+//! `limits`: oversized and malformed answers; `resources`: resources and prompts as tools.
 
 mod environment;
 mod eras;
 mod limits;
+mod resources;
 mod supervision;
 mod transports;
 
