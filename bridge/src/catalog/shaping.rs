@@ -93,4 +93,3 @@ fn is_small(value: &Value) -> bool {
     }
     true
 }
-
