@@ -354,7 +354,7 @@ impl Forward<'_, '_> {
         UpstreamAnswered {
             error: result.as_ref().err(),
         }
-        .emit(upstream);
+        .emit(upstream, events);
         let (outcome, failure) = match result {
             Ok(value) => match entry.shaping.as_ref() {
                 None => (CallOutcome::Value(Some(value)), None),

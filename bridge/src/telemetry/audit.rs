@@ -109,6 +109,13 @@ pub(crate) struct Record<'a> {
     /// The rate limit or concurrency cap that refused the call, and the wait it asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<Limited<'a>>,
+    /// What the upstream answered, when the call reached it: `ok`, `http_error` (with
+    /// `upstream_status`), `timeout`, `unreachable`, `tool_failed`, …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<&'a str>,
+    /// The upstream's HTTP status, when it answered with an error status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_status: Option<u16>,
     /// `success`, `tool_error` or `refused`.
     pub outcome: &'a str,
     /// The HTTP status of a refusal.

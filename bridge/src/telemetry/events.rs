@@ -8,7 +8,7 @@
 //! | [`CallStarted`] | [`crate::call`] | | | `otc.call` starts (the caller's context its parent) |
 //! | [`ToolResolved`] | [`crate::call`] | | the tool's label set, once | tool id, version, source |
 //! | [`UpstreamCalled`] | [`crate::call`] | | `calls_in_flight` +1 | `otc.upstream` starts; its context goes upstream |
-//! | [`UpstreamAnswered`] | [`crate::call`] | | `calls_in_flight` −1, `upstream_duration_seconds` | `otc.upstream` ends (error status) |
+//! | [`UpstreamAnswered`] | [`crate::call`] | audit: `upstream` (`ok`, the failure, its HTTP status) | `calls_in_flight` −1, `upstream_duration_seconds` | `otc.upstream` ends (error status) |
 //! | [`CallDecided`] | [`crate::call`] | | `policy_decisions_total{effect, rule}` | |
 //! | [`CallLimited`] | [`crate::call`] | | (the refusal's `calls_total{outcome=429}`) | |
 //! | [`CallFinished`] | [`crate::call`] | MCP: `MCP call succeeded` / `… failed in the tool` | `calls_total{outcome=success\|tool_error}`, `call_duration_seconds` | `otc.call` ends with its outcome |
@@ -90,6 +90,7 @@ impl<'c> CallStarted<'_, 'c> {
                 limited: None,
                 bytes_in: 0,
                 input: None,
+                upstream: std::sync::OnceLock::new(),
             }),
             edge: self.edge,
             started: Instant::now(),
@@ -127,6 +128,9 @@ struct Audited<'t> {
     limited: Option<(String, u64)>,
     bytes_in: usize,
     input: Option<serde_json::Value>,
+    /// What the upstream answered, once it has: set through a shared reference, as the call
+    /// holds its record shared while it waits for the upstream.
+    upstream: std::sync::OnceLock<(&'static str, Option<u16>)>,
 }
 
 impl Audited<'_> {
@@ -148,6 +152,8 @@ impl Audited<'_> {
                 rule,
                 retry_after_ms: *wait,
             }),
+            upstream: self.upstream.get().map(|(kind, _)| *kind),
+            upstream_status: self.upstream.get().and_then(|(_, status)| *status),
             outcome: outcome.outcome,
             status: outcome.status,
             ms: (ms * 1000.0).round() / 1000.0,
@@ -291,12 +297,36 @@ pub(crate) struct UpstreamAnswered<'a> {
 }
 
 impl UpstreamAnswered<'_> {
-    pub(crate) fn emit(self, upstream: Upstream) {
+    pub(crate) fn emit(self, upstream: Upstream, call: &CallEvents<'_>) {
+        if let Some(audit) = &call.audit {
+            let _ = audit.upstream.set(answered(self.error));
+        }
         drop(upstream.in_flight);
         if let Some(span) = upstream.span {
             span.finish(self.error);
         }
     }
+}
+
+/// What the upstream answered, as an audit line says it: `ok`, or the kind of failure, and the
+/// HTTP status when it answered with an error status.
+fn answered(error: Option<&AdapterError>) -> (&'static str, Option<u16>) {
+    let kind = match error {
+        None => return ("ok", None),
+        Some(AdapterError::UpstreamStatus { status, .. }) => return ("http_error", Some(*status)),
+        Some(AdapterError::Unavailable { .. }) => "unavailable",
+        Some(AdapterError::Unreachable { .. }) => "unreachable",
+        Some(AdapterError::Timeout { .. }) => "timeout",
+        Some(AdapterError::ConnectionLost { .. }) => "connection_lost",
+        Some(AdapterError::ChildExited { .. }) => "child_exited",
+        Some(AdapterError::ToolFailed { .. }) => "tool_failed",
+        Some(AdapterError::InvalidArguments { .. }) => "invalid_arguments",
+        Some(AdapterError::BadInput { .. }) => "bad_input",
+        Some(AdapterError::ResponseTooLarge { .. }) => "too_large",
+        Some(AdapterError::AuthorizationRequired { .. }) => "authorization_required",
+        Some(_) => "failed",
+    };
+    (kind, None)
 }
 
 /// The call reached its tool: a value, or a tool error (`failed`) with its cause chain when it
@@ -437,5 +467,27 @@ impl ToolsSearched {
         if let Some(metrics) = &telemetry.metrics {
             metrics.search();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn an_upstream_answer_is_named_for_the_audit_line() {
+        assert_eq!(answered(None), ("ok", None));
+        let status = AdapterError::UpstreamStatus {
+            status: 503,
+            retry_after: None,
+            body: None,
+        };
+        assert_eq!(answered(Some(&status)), ("http_error", Some(503)));
+        let timeout = AdapterError::Timeout {
+            elapsed: Duration::from_secs(1),
+        };
+        assert_eq!(answered(Some(&timeout)), ("timeout", None));
     }
 }

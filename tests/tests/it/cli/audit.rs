@@ -203,6 +203,10 @@ async fn every_decided_call_is_one_chained_line_and_verify_finds_each_kind_of_ta
     assert_eq!(refused["decision"], json!("refuse"));
     assert_eq!(refused["rule"], json!("ci-echo"));
     assert_eq!(refused["outcome"], json!("refused"));
+    assert!(
+        refused.get("upstream").is_none(),
+        "refused before the upstream: {refused}"
+    );
     let hidden = lines.iter().find(|l| l["status"] == json!(400)).unwrap();
     assert_eq!(hidden["requested"], json!("ExampleMcpServer.Divide"));
     assert!(hidden.get("tool").is_none(), "{hidden}");
@@ -210,6 +214,7 @@ async fn every_decided_call_is_one_chained_line_and_verify_finds_each_kind_of_ta
     assert_eq!(divided["decision"], json!("allow"));
     assert_eq!(divided["rule"], json!("ops-all"));
     assert_eq!(divided["outcome"], json!("success"));
+    assert_eq!(divided["upstream"], json!("ok"), "{divided}");
     assert!(divided["call_id"].is_string() && divided["bytes_in"].as_u64() > Some(0));
     assert!(divided["time"].as_str().unwrap().ends_with('Z'));
     let secret = lines.last().unwrap();
