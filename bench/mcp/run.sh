@@ -5,6 +5,7 @@
 #   bench/mcp/run.sh                       # concurrency 1, 8, 64; 5 s each after 1 s warm-up
 #   DURATION=10 LEVELS="1 64" bench/mcp/run.sh
 #   BASELINE=/path/to/old/otc-bridge bench/mcp/run.sh   # also an older build, in the same run
+#   AUDIT=1 bench/mcp/run.sh               # also this build with the audit trail on (a file)
 #
 # Installs what it needs (pinned): the MCP server (scripts/install-mcp-servers.sh) and mcpo in a
 # virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
@@ -35,7 +36,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 BRIDGE_PORT=$(free_port)
 MCPO_PORT=$(free_port)
 PIDS=()
-cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "${AUDIT_DIR:-}"; }
 trap cleanup EXIT
 
 # The bridge reads its filter from --log-level or OTC_LOG (RUST_LOG is not read): measured at
@@ -50,6 +51,16 @@ if [ -n "${BASELINE:-}" ]; then
         --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-baseline.log 2>&1 &
     PIDS+=($!)
     BASELINE_PID=$!
+fi
+if [ -n "${AUDIT:-}" ]; then
+    # The same build with every call written to a hash-chained audit file, in the same run.
+    AUDIT_PORT=$(free_port)
+    AUDIT_DIR=$(mktemp -d)
+    printf 'audit: {file: %s/trail.jsonl}\n' "$AUDIT_DIR" >"$AUDIT_DIR/bridge.yaml"
+    "$TARGET/otc-bridge" --listen "127.0.0.1:$AUDIT_PORT" --config "$AUDIT_DIR/bridge.yaml" \
+        --mcp "'$EVERYTHING' stdio" --toolkit Everything >/tmp/otc-bench-audit.log 2>&1 &
+    PIDS+=($!)
+    AUDIT_PID=$!
 fi
 "$VENV/bin/mcpo" --host 127.0.0.1 --port "$MCPO_PORT" --log-level WARNING -- "$EVERYTHING" stdio \
     >/tmp/otc-bench-mcpo.log 2>&1 &
@@ -75,6 +86,10 @@ if [ -n "${BASELINE:-}" ]; then
     BASELINE_URL="http://127.0.0.1:$BASELINE_PORT/tools/call"
     wait_ready "$BASELINE_URL" "$BRIDGE_BODY"
 fi
+if [ -n "${AUDIT:-}" ]; then
+    AUDIT_URL="http://127.0.0.1:$AUDIT_PORT/tools/call"
+    wait_ready "$AUDIT_URL" "$BRIDGE_BODY"
+fi
 
 # CPU seconds (user + system, in clock ticks) a process has used.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -95,6 +110,9 @@ for c in $LEVELS; do
     measure_bridge otc-bridge "$BRIDGE_URL" "$BRIDGE_PID"
     if [ -n "${BASELINE:-}" ]; then
         measure_bridge baseline "$BASELINE_URL" "$BASELINE_PID"
+    fi
+    if [ -n "${AUDIT:-}" ]; then
+        measure_bridge otc-bridge+audit "$AUDIT_URL" "$AUDIT_PID"
     fi
     "$TARGET/otc-loadgen" --label mcpo --url "$MCPO_URL" --body "$MCPO_BODY" \
         --expect 'Echo: hi' --concurrency "$c" --duration-secs "$DURATION"
