@@ -253,19 +253,12 @@ pub(crate) fn search(
     };
     let latest = catalog.latest();
     // The caller's view inside the rankers: a restricted caller still gets `limit` results.
-    let visible = (!view.is_everything()).then(|| {
-        view.policies
-            .visible_to(view.caller, catalog.id(), latest.len())
-    });
-    let sees = |position: usize| match &visible {
-        Some(visible) => visible.sees(position, || {
-            latest.get(position).is_some_and(|e| view.sees(e))
-        }),
-        None => true,
-    };
+    let sees = seen_by(catalog, view);
     let scope = otc_search::Scope {
         toolkit,
-        allowed: (!view.is_everything()).then_some(&sees as &(dyn Fn(usize) -> bool + Sync)),
+        allowed: sees
+            .as_ref()
+            .map(|sees| sees as &(dyn Fn(usize) -> bool + Sync)),
     };
     let answer = catalog
         .search_index()
@@ -572,6 +565,24 @@ fn failure(failed: McpFailure) -> CallToolResult {
     result
 }
 
+/// Whether the caller of `view` sees the tool at a position of `catalog.latest()`, for the
+/// rankers' filter; `None` when it sees everything. Answers are kept per caller and catalog
+/// ([`crate::access::Policies::visible_to`]), so a caller's next searches only read them.
+fn seen_by<'a>(catalog: &'a Catalog, view: View<'a>) -> Option<impl Fn(usize) -> bool + Sync + 'a> {
+    if view.is_everything() {
+        return None;
+    }
+    let latest = catalog.latest();
+    let visible = view
+        .policies
+        .visible_to(view.caller, catalog.id(), latest.len());
+    Some(move |position: usize| {
+        visible.sees(position, || {
+            latest.get(position).is_some_and(|e| view.sees(e))
+        })
+    })
+}
+
 /// A refusal before the call, with the closest paths when `path` names no tool: the served
 /// name differing only in case, then what a search for its words finds.
 fn refused(catalog: &Catalog, view: View<'_>, refusal: Refusal, path: &str) -> CallToolResult {
@@ -581,19 +592,12 @@ fn refused(catalog: &Catalog, view: View<'_>, refusal: Refusal, path: &str) -> C
     };
     let name = path.split('@').next().unwrap_or_default();
     let latest = catalog.latest();
-    let visible = (!view.is_everything()).then(|| {
-        view.policies
-            .visible_to(view.caller, catalog.id(), latest.len())
-    });
-    let sees = |position: usize| match &visible {
-        Some(visible) => visible.sees(position, || {
-            latest.get(position).is_some_and(|e| view.sees(e))
-        }),
-        None => true,
-    };
+    let sees = seen_by(catalog, view);
     let scope = otc_search::Scope {
         toolkit: None,
-        allowed: (!view.is_everything()).then_some(&sees as &(dyn Fn(usize) -> bool + Sync)),
+        allowed: sees
+            .as_ref()
+            .map(|sees| sees as &(dyn Fn(usize) -> bool + Sync)),
     };
     for hit in catalog.search_index().search_in(name, 3, scope) {
         if let Some(entry) = latest.get(hit.position) {
