@@ -424,7 +424,10 @@ impl SourcePolicy {
         let matches = |set: &Option<GlobSet>, names: &[String]| {
             set.as_ref().map(|s| names.iter().any(|n| s.is_match(n)))
         };
-        tools
+        // The keys of the overrides some served tool used: one no tool used is most likely a
+        // misspelt name, which would otherwise leave its tool served as the upstream has it.
+        let mut used = std::collections::HashSet::new();
+        let shaped: Vec<_> = tools
             .into_iter()
             .filter_map(|mut tool| {
                 let names = handles(&tool);
@@ -434,6 +437,9 @@ impl SourcePolicy {
                     return None;
                 }
                 let found = self.override_for(&names);
+                if let Some(o) = found {
+                    used.insert(o.key.clone());
+                }
                 let mut shaping = None;
                 if let Some(o) = found {
                     let def = &mut tool.definition;
@@ -503,7 +509,21 @@ impl SourcePolicy {
                 };
                 Some((tool, shaping))
             })
-            .collect()
+            .collect();
+        let overrides = self.overrides.values();
+        let globs = self.override_globs.iter().map(|(_, o)| o);
+        for o in overrides.chain(globs).filter(|o| !used.contains(&o.key)) {
+            diagnostics.push(Diagnostic::new(
+                Severity::Warning,
+                None,
+                None,
+                format!(
+                    "overrides.{}: no served tool of this source has this name (an MCP tool's name, an operationId, a tool name, or `METHOD /path`); it changes nothing",
+                    o.key
+                ),
+            ));
+        }
+        shaped
     }
 
     /// The override of a tool known by `names`: an exact key first, else the first glob key.
@@ -647,6 +667,30 @@ mod tests {
         assert_eq!(ids, ["Kit.GetUser@1.0.0", "Kit.Say@1.0.0"]);
         assert_eq!(kept[1].0.definition.description, "Says it.");
         assert_eq!(kept[1].0.definition.name, "Kit_Say");
+        assert!(
+            !d.iter().any(|d| d.severity == Severity::Warning),
+            "a used override was reported: {d:?}"
+        );
+        // A key no tool has (a misspelt name) is reported, since it changes nothing.
+        let mut options = options.clone();
+        options
+            .overrides
+            .insert("ehco".to_owned(), ToolOverride::default());
+        let mut d = Vec::new();
+        options
+            .compile("sources[0]")
+            .unwrap()
+            .apply(vec![tool("echo")], &mut d);
+        let warned: Vec<&str> = d
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .map(|d| d.reason.as_str())
+            .collect();
+        assert_eq!(warned.len(), 1, "{d:?}");
+        assert!(
+            warned[0].starts_with("overrides.ehco: no served tool"),
+            "{warned:?}"
+        );
     }
 
     #[test]
