@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::catalog::lock::{OnChange, Pins};
-use crate::catalog::shaping::Shaping;
+use crate::catalog::shaping::{FixedEnv, Shaping};
 use crate::catalog::validate;
 
 /// The bridge's own keys of a `sources:` entry.
@@ -109,7 +109,7 @@ pub struct SourcePolicy {
     results: Option<Arc<Projection>>,
     /// The values of the environment variables that fixed arguments name (`fixed: {env: X}`),
     /// read when the options were compiled, as the configuration's other `env` references are.
-    fixed_env: Arc<BTreeMap<String, Value>>,
+    fixed_env: Arc<FixedEnv>,
     /// The per-call timeout, when the source sets one.
     pub timeout: Option<Duration>,
     /// The concurrency limit, when the source sets one.
@@ -383,7 +383,7 @@ impl SourceOptions {
             overrides,
             override_globs,
             results: projection("results".to_owned(), &self.results)?,
-            fixed_env: Arc::new(fixed_env),
+            fixed_env: Arc::new(FixedEnv(fixed_env)),
             timeout: self.timeout_secs.map(Duration::from_secs),
             permits: self.max_concurrency.map(|n| Arc::new(Semaphore::new(n))),
             pins: None,
@@ -691,6 +691,27 @@ mod tests {
             warned[0].starts_with("overrides.ehco: no served tool"),
             "{warned:?}"
         );
+    }
+
+    /// A fixed value from the environment may be a secret: a compiled policy (and so every
+    /// entry that prints it) names the variable, never its value.
+    #[test]
+    fn fixed_environment_values_never_reach_debug_output() {
+        let env = FixedEnv(
+            [(
+                "GITHUB_TOKEN".to_owned(),
+                serde_json::Value::String("s3cr3t-fixed-value".to_owned()),
+            )]
+            .into_iter()
+            .collect(),
+        );
+        let policy = SourcePolicy {
+            fixed_env: Arc::new(env),
+            ..SourcePolicy::default()
+        };
+        let printed = format!("{policy:?}");
+        assert!(printed.contains("GITHUB_TOKEN"), "{printed}");
+        assert!(!printed.contains("s3cr3t"), "{printed}");
     }
 
     #[test]

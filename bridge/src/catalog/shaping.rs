@@ -23,9 +23,21 @@ pub struct Shaping {
     /// transformed: a mapped-back input is validated against it before it is sent.
     pub(crate) upstream_input: Option<(Schema, u64)>,
     /// The values of the environment variables fixed arguments name.
-    pub(crate) env: Arc<std::collections::BTreeMap<String, Value>>,
+    pub(crate) env: Arc<FixedEnv>,
     /// How results are projected.
     pub(crate) projection: Option<Arc<Projection>>,
+}
+
+/// The values of the environment variables fixed arguments name, read once when the source's
+/// options are compiled. Its `Debug` names the variables, never their values: a fixed value may
+/// be a secret, and policies and entries are printed in debug logs.
+#[derive(Default)]
+pub(crate) struct FixedEnv(pub(crate) std::collections::BTreeMap<String, Value>);
+
+impl std::fmt::Debug for FixedEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl Shaping {
@@ -39,7 +51,7 @@ impl Shaping {
     ) -> Result<Map<String, Value>, MapBackError> {
         self.arguments.map_back(input, &|source| match source {
             FixedSource::Value(value) => Some(value.clone()),
-            FixedSource::Env(variable) => self.env.get(variable).cloned(),
+            FixedSource::Env(variable) => self.env.0.get(variable).cloned(),
             FixedSource::Caller(key) => caller(key),
         })
     }
