@@ -20,10 +20,12 @@ mod error;
 #[cfg(feature = "test-util")]
 pub mod fake;
 pub mod file;
+pub mod fresh;
 pub mod mcp;
 pub mod openapi;
 
 pub use error::AdapterError;
+pub use fresh::{CacheRequest, Fetched, Freshness, Validators};
 
 /// What the bridge tells every adapter it builds, beyond the adapter's own config.
 ///
@@ -141,6 +143,19 @@ pub trait Adapter: fmt::Debug + Send + Sync + 'static {
 
     /// Forwards one validated call upstream and returns the tool's value.
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError>;
+
+    /// Forwards a call whose answer the bridge may keep ([`fresh`]): like [`Adapter::call`],
+    /// and says how long the answer stays fresh; with `cache.validators`, the upstream may
+    /// answer that the kept answer is still current. An adapter whose upstream says nothing
+    /// about caching keeps this default.
+    async fn call_fresh(
+        &self,
+        call: ToolCall,
+        cache: &CacheRequest,
+    ) -> Result<Fetched, AdapterError> {
+        let _ = cache;
+        Ok(Fetched::Value(self.call(call).await?, Freshness::unsaid()))
+    }
 
     /// The source's current state.
     fn state(&self) -> SourceState {

@@ -32,6 +32,7 @@ use reqwest::redirect::Policy;
 use reqwest::{Certificate, Client, RequestBuilder, Response};
 
 use super::config::OpenApiConfig;
+use super::freshness::Asked;
 use super::style::header_value;
 use crate::AdapterError;
 
@@ -160,6 +161,30 @@ impl CallClient {
     /// Sends `request` with the source's timeout and static headers. An error building it
     /// (a body that would not serialize) is a `reqwest::Error`, as `send` would report it.
     pub(crate) async fn send(&self, request: RequestBuilder) -> Result<Response, reqwest::Error> {
+        let (client, request) = self.finish(request)?;
+        client.execute(request).await
+    }
+
+    /// [`CallClient::send`], also returning what was asked (the URL and the headers sent), which
+    /// the rules for keeping the answer read.
+    pub(crate) async fn send_asking(
+        &self,
+        request: RequestBuilder,
+    ) -> Result<(Response, Asked), reqwest::Error> {
+        let (client, request) = self.finish(request)?;
+        let asked = Asked {
+            uri: http::Uri::try_from(request.url().as_str()).unwrap_or_default(),
+            headers: request.headers().clone(),
+        };
+        Ok((client.execute(request).await?, asked))
+    }
+
+    /// The request as it will be sent: the source's timeout, and its static headers where the
+    /// request has no header of that name.
+    fn finish(
+        &self,
+        request: RequestBuilder,
+    ) -> Result<(Client, reqwest::Request), reqwest::Error> {
         let (client, request) = request.timeout(self.settings.timeout).build_split();
         let mut request = request?;
         // What reqwest does with a client's default headers: a header the request already has
@@ -170,7 +195,7 @@ impl CallClient {
                 entry.insert(value.clone());
             }
         }
-        client.execute(request).await
+        Ok((client, request))
     }
 }
 

@@ -39,12 +39,14 @@ use otc_mappings::{Diagnostic, Mapped, MappedTool, Severity, Target};
 use serde_json::Value;
 use url::Url;
 
+use crate::fresh::{CacheRequest, Fetched};
 use crate::{Adapter, AdapterError, BuildContext, ToolCall};
 
 mod body;
 mod client;
 mod compile;
 mod config;
+mod freshness;
 mod load;
 mod request;
 mod response;
@@ -207,54 +209,134 @@ impl Adapter for OpenApiAdapter {
     }
 
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
+        let plan = self.plan_of(&call)?;
+        let (request, sent) = self.prepare(&plan, &call)?;
+        let response = self
+            .client
+            .send(request)
+            .await
+            .map_err(|e| response::classify(e, self.timeout))?;
+        self.read(&plan, response, &sent).await
+    }
+
+    /// A call whose answer may be kept: its caching headers are read, and a kept answer's
+    /// validators are sent so that the upstream may answer `304 Not Modified`.
+    async fn call_fresh(
+        &self,
+        call: ToolCall,
+        cache: &CacheRequest,
+    ) -> Result<Fetched, AdapterError> {
+        let plan = self.plan_of(&call)?;
+        let (mut request, sent) = self.prepare(&plan, &call)?;
+        if let Some(validators) = &cache.validators {
+            // Validators come back as the upstream sent them; one that is no longer a valid
+            // header value (a store edited by hand) is simply not sent.
+            let valid = |text: &Option<String>| {
+                text.as_deref()
+                    .and_then(|t| http::HeaderValue::from_str(t).ok())
+            };
+            if let Some(etag) = valid(&validators.etag) {
+                request = request.header(http::header::IF_NONE_MATCH, etag);
+            }
+            if let Some(date) = valid(&validators.last_modified) {
+                request = request.header(http::header::IF_MODIFIED_SINCE, date);
+            }
+        }
+        let (response, asked) = self
+            .client
+            .send_asking(request)
+            .await
+            .map_err(|e| response::classify(e, self.timeout))?;
+        let freshness = freshness::of(&asked, response.status(), response.headers(), cache.shared);
+        if response.status() == http::StatusCode::NOT_MODIFIED && cache.validators.is_some() {
+            return Ok(Fetched::NotModified(freshness));
+        }
+        let value = self.read(&plan, response, &sent).await?;
+        Ok(Fetched::Value(value, freshness))
+    }
+}
+
+impl OpenApiAdapter {
+    /// The call's compiled plan: this adapter's own, or one compiled on the spot for a plan it
+    /// did not list (a caller-built one) against the same upstream.
+    fn plan_of(&self, call: &ToolCall) -> Result<Planned<'_>, AdapterError> {
         let Target::Http(plan) = &call.tool.target else {
             return Err(AdapterError::Protocol {
                 message: format!("{} is not an HTTP operation", call.tool.definition.id),
                 source: None,
             });
         };
-        // A plan this adapter did not list (a caller-built one) is compiled for the same
-        // upstream on the spot.
-        let compiled_here;
-        let compiled = match self.plans.get(&call.tool.definition.id) {
-            Some(compiled) if Arc::ptr_eq(&compiled.plan, plan) => compiled,
+        match self.plans.get(&call.tool.definition.id) {
+            Some(compiled) if Arc::ptr_eq(&compiled.plan, plan) => Ok(Planned::Listed(compiled)),
             _ => {
                 let base = self.bases.resolve(plan)?;
                 if let Some(reason) = self.bases.refuses(&base) {
                     return Err(AdapterError::setup(reason));
                 }
-                compiled_here = CompiledPlan::new(Arc::clone(plan), &base)?;
-                &compiled_here
+                Ok(Planned::Here(Box::new(CompiledPlan::new(
+                    Arc::clone(plan),
+                    &base,
+                )?)))
             }
-        };
-        let (request, sent) = request::prepare(
+        }
+    }
+
+    /// The request for `call`, and the credentials it carries.
+    fn prepare<'a>(
+        &'a self,
+        plan: &Planned<'_>,
+        call: &'a ToolCall,
+    ) -> Result<(reqwest::RequestBuilder, request::Sent<'a>), AdapterError> {
+        request::prepare(
             &self.client,
-            compiled,
+            plan,
             &call.input,
             &call.context,
             &self.bridge_credentials,
             call.trace_id.as_deref(),
             call.trace_context.as_ref(),
-        )?;
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| response::classify(e, self.timeout))?;
+        )
+    }
+
+    /// The answer's value, or its failure.
+    async fn read(
+        &self,
+        plan: &Planned<'_>,
+        response: reqwest::Response,
+        sent: &request::Sent<'_>,
+    ) -> Result<Value, AdapterError> {
         tracing::debug!(
             upstream = %self.name,
-            operation = %plan.operation,
+            operation = %plan.plan.operation,
             status = response.status().as_u16(),
             "Upstream answered."
         );
         response::read(
             response,
             self.max_response_bytes,
-            &sent,
+            sent,
             &self.bridge_scrubber,
             self.timeout,
         )
         .await
+    }
+}
+
+/// A call's compiled plan: listed by the adapter, or compiled for this call.
+enum Planned<'a> {
+    Listed(&'a CompiledPlan),
+    /// Boxed: a compiled plan is large, and this case is rare.
+    Here(Box<CompiledPlan>),
+}
+
+impl std::ops::Deref for Planned<'_> {
+    type Target = CompiledPlan;
+
+    fn deref(&self) -> &CompiledPlan {
+        match self {
+            Self::Listed(compiled) => compiled,
+            Self::Here(compiled) => compiled,
+        }
     }
 }
 
