@@ -5,7 +5,11 @@
 //! The same call with the tool transformed (an argument renamed, one fixed) and its result
 //! projected with jq, against the plain call in the same run (issue 27: < 10 µs added).
 //!
-//! Run: `cargo bench -p otc-bridge --bench call_path`.
+//! A cache hit (the calculator's answers kept: `cache: {ttl_secs}`), from memory and, when
+//! `BENCH_REDIS_URL` names a Redis, from Redis (issue 27: < 100 µs and < 400 µs at the median).
+//!
+//! Run: `cargo bench -p otc-bridge --bench call_path`
+//! (`BENCH_REDIS_URL=redis://127.0.0.1:6379 …` for the Redis case).
 #![allow(clippy::unwrap_used)] // A benchmark fixture: failing loudly is the point.
 
 use std::sync::Arc;
@@ -15,7 +19,8 @@ use axum::http::Request;
 use criterion::{Criterion, criterion_group, criterion_main};
 use otc_adapters::fake::FakeAdapter;
 use otc_bridge::{
-    AppState, Catalog, ServerSettings, SharedCatalog, SourceOptions, SourceTools, app,
+    AppState, CacheStoreConfig, Catalog, ResultCache, ServerSettings, SharedCatalog, SourceOptions,
+    SourceTools, app,
 };
 use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
 use serde_json::{Value, json};
@@ -53,6 +58,15 @@ fn adapter() -> FakeAdapter {
 
 /// The bridge's router over the calculator, its source compiled with `options` (YAML).
 fn router(runtime: &tokio::runtime::Runtime, options: &str) -> axum::Router {
+    router_with(runtime, options, ServerSettings::default())
+}
+
+/// [`router`] with `settings`.
+fn router_with(
+    runtime: &tokio::runtime::Runtime,
+    options: &str,
+    settings: ServerSettings,
+) -> axum::Router {
     runtime.block_on(async {
         let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter());
         let mapped = adapter.list_tools().await.unwrap();
@@ -62,7 +76,7 @@ fn router(runtime: &tokio::runtime::Runtime, options: &str) -> axum::Router {
         let source = SourceTools::compile(adapter, policy, mapped.tools, &mut diagnostics);
         app(AppState::new(
             SharedCatalog::new(Catalog::new(vec![source])),
-            ServerSettings::default(),
+            settings,
             None,
         ))
     })
@@ -146,5 +160,39 @@ fn shaped(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench, shaped);
+/// A call answered from the cache, against the plain call in the same run.
+fn cached(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let body = r#"{"request":{"tool_id":"Calculator.Add","input":{"a":10,"b":5}}}"#;
+    let plain = router(&runtime, "{}");
+    c.bench_function("call Calculator.Add, uncached", |b| {
+        b.iter(|| runtime.block_on(call(&plain, body, "15")))
+    });
+    let config = CacheStoreConfig::default();
+    let mut stores = vec![("memory", ResultCache::in_memory(&config))];
+    match std::env::var("BENCH_REDIS_URL") {
+        Ok(url) => stores.push((
+            "Redis",
+            runtime
+                .block_on(ResultCache::in_redis(&url, &config))
+                .unwrap(),
+        )),
+        Err(_) => eprintln!("BENCH_REDIS_URL is not set: the Redis case is not measured"),
+    }
+    for (name, store) in stores {
+        let settings = ServerSettings {
+            cache: Some(Arc::new(store)),
+            ..ServerSettings::default()
+        };
+        let router = router_with(&runtime, "cache: {ttl_secs: 3600}", settings);
+        c.bench_function(&format!("call Calculator.Add, a cache hit ({name})"), |b| {
+            b.iter(|| runtime.block_on(call(&router, body, "15")))
+        });
+    }
+}
+
+criterion_group!(benches, bench, shaped, cached);
 criterion_main!(benches);

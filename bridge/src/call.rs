@@ -16,7 +16,7 @@ use otc_mappings::otc::{
 use otc_shape::transform::MapBackError;
 use serde_json::{Map, Value};
 
-use otc_adapters::SourceState;
+use otc_adapters::{AdapterError, CacheRequest, Fetched, Freshness, SourceState};
 
 use crate::access::{Admitted, Limited, Verdict, View};
 use crate::catalog::lock::Drift;
@@ -25,9 +25,10 @@ use crate::catalog::shaping::Shaping;
 use crate::catalog::{requirements, validate};
 use crate::idempotency::{self, Idempotency, Repeat, StoreUnavailable};
 use crate::rescue::{self, ApiError, Refusal, Rescued};
+use crate::result_cache::{self, CacheRule, Directive, Kept, Key, ResultCache};
 use crate::telemetry::Telemetry;
 use crate::telemetry::events::{
-    CallDecided, CallEvents, CallFinished, CallLimited, CallRefused, CallStarted,
+    CacheLooked, CallDecided, CallEvents, CallFinished, CallLimited, CallRefused, CallStarted,
     CallUnauthenticated, Edge, ToolResolved, UpstreamAnswered, UpstreamCalled,
 };
 
@@ -49,6 +50,8 @@ pub(crate) struct Call {
     pub entry: Option<Arc<Entry>>,
     /// The edge the call came in by: what its events are logged as.
     pub edge: Edge,
+    /// What the caller asked of the cache of read-only calls (its `Cache-Control` header).
+    pub cache: Directive,
 }
 
 /// A call that reached its tool (or was answered as if it had).
@@ -60,21 +63,25 @@ pub(crate) struct Answer {
     pub failure: Option<String>,
 }
 
-/// Where repeats of a `call_id` are recognised, and by whom the call is made.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Repeats<'a> {
-    /// The idempotency store.
-    pub store: &'a Idempotency,
-    /// The caller's repeat scope ([`crate::access::Caller::scope`]); empty when anonymous.
+/// What a call may be answered from besides its upstream, and whose it is.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Stores<'a> {
+    /// Where repeats of a `call_id` are recognised; `None`: every call runs.
+    pub repeats: Option<&'a Idempotency>,
+    /// The cache of read-only calls; `None`: nothing is kept.
+    pub cache: Option<&'a ResultCache>,
+    /// The caller's scope ([`crate::access::Caller::scope`]; empty when anonymous): repeats and
+    /// private cache entries are the caller's own.
     pub caller: &'a str,
 }
 
 /// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream,
 /// decided but not rendered (each edge renders it its own way); `Ok` is a response to send as
 /// it is, success or tool error. `default_timeout` applies when the tool's source sets none.
-/// With `repeats`, a call that repeats an earlier one (same caller, `call_id`, tool, input and
-/// context) is answered from the store, but only once the repeat has passed the same checks
-/// (requirements, validation) as a new call.
+/// With `stores.repeats`, a call that repeats an earlier one (same caller, `call_id`, tool, input
+/// and context) is answered from the store, but only once the repeat has passed the same checks
+/// (requirements, validation) as a new call; with `stores.cache`, a call to a tool whose answers
+/// are kept is answered from a fresh entry (after the same checks, and the policies and limits).
 ///
 /// This is the only place a call's telemetry is emitted ([`crate::telemetry::events`]): the
 /// edges render the outcome and say nothing about it.
@@ -83,7 +90,7 @@ pub(crate) async fn call(
     view: View<'_>,
     default_timeout: Duration,
     telemetry: &Telemetry,
-    repeats: Option<Repeats<'_>>,
+    stores: Stores<'_>,
     mut call: Call,
 ) -> Result<Answer, Refusal> {
     let mut events = CallStarted {
@@ -101,7 +108,7 @@ pub(crate) async fn call(
         catalog,
         view,
         default_timeout,
-        repeats,
+        stores,
         &tool_id,
         call,
         &mut events,
@@ -135,7 +142,7 @@ async fn run(
     catalog: &Catalog,
     view: View<'_>,
     default_timeout: Duration,
-    repeats: Option<Repeats<'_>>,
+    stores: Stores<'_>,
     tool_id: &str,
     call: Call,
     events: &mut CallEvents<'_>,
@@ -146,6 +153,7 @@ async fn run(
         trace_context: _,
         entry: resolved,
         edge: _,
+        cache: directive,
     } = call;
     if tool_id.is_empty() {
         return Err(ApiError::MissingToolId);
@@ -257,23 +265,29 @@ async fn run(
         context,
         ..
     } = request;
+    let cache = match (stores.cache, entry.shaping.as_ref()) {
+        (Some(store), Some(shaping)) => shaping.cache.as_ref().map(|rule| Cached {
+            store,
+            rule,
+            caller: stores.caller,
+            directive,
+        }),
+        _ => None,
+    };
     let forward = Forward {
         entry,
         default_timeout,
         events,
+        cache,
     };
     // A repeat is the same call by the same credentials: the context (tokens, secrets, user id)
     // is part of the fingerprint, so a replay never answers one caller's call to another's
     // credentials; and it is matched only here, after the requirements and the input were
     // checked like a new call's.
-    match (repeats, call_id) {
+    match (stores.repeats, call_id) {
         (Some(repeats), Some(call_id)) => {
             let fingerprint = idempotency::fingerprint(tool_id, &input, context.as_ref());
-            let pending = match repeats
-                .store
-                .check(repeats.caller, &call_id, fingerprint)
-                .await
-            {
+            let pending = match repeats.check(stores.caller, &call_id, fingerprint).await {
                 Ok(Repeat::Run(pending)) => pending,
                 Ok(Repeat::Replay(response)) => {
                     return Ok(Answer {
@@ -309,6 +323,17 @@ struct Forward<'a, 't> {
     entry: &'a Arc<Entry>,
     default_timeout: Duration,
     events: &'a CallEvents<'t>,
+    /// The cache, when the tool's answers are kept.
+    cache: Option<Cached<'a>>,
+}
+
+/// A call to a tool whose answers are kept.
+#[derive(Clone, Copy)]
+struct Cached<'a> {
+    store: &'a ResultCache,
+    rule: &'a CacheRule,
+    caller: &'a str,
+    directive: Directive,
 }
 
 impl Forward<'_, '_> {
@@ -324,9 +349,40 @@ impl Forward<'_, '_> {
             entry,
             default_timeout,
             events,
+            cache,
         } = self;
         let definition = entry.definition();
         let source_name = entry.adapter.name();
+        // The entry is looked up before the source's state is: a fresh answer is served even
+        // while its source restarts.
+        let mut looked = None;
+        let mut stale = None;
+        let cache = match cache {
+            Some(cached) if cached.directive == Directive::Bypass => {
+                CacheLooked::Bypassed.emit(entry, events);
+                None
+            }
+            Some(cached) => {
+                let key = Key::new(cached.rule, cached.caller, &input, context.as_ref());
+                if cached.directive == Directive::Refresh {
+                    looked = Some(CacheLooked::Bypassed);
+                } else if let Some(kept) = cached.store.get(&key).await {
+                    if kept.is_fresh() {
+                        CacheLooked::Hit.emit(entry, events);
+                        let value = kept.value.clone();
+                        return Ok(answered(
+                            events,
+                            call_id,
+                            CallOutcome::Value(Some(value)),
+                            None,
+                        ));
+                    }
+                    stale = Some(kept);
+                }
+                Some((cached, key))
+            }
+            None => None,
+        };
         let state = entry.adapter.state();
         if !state.is_ready() {
             return Err(ApiError::Unavailable {
@@ -347,25 +403,72 @@ impl Forward<'_, '_> {
             trace_id,
             trace_context: upstream.trace_context(),
         };
-        let result = entry
-            .policy
-            .forward(default_timeout, entry.adapter.call(tool_call))
-            .await;
+        let result = match &cache {
+            None => entry
+                .policy
+                .forward(default_timeout, entry.adapter.call(tool_call))
+                .await
+                .map(|value| Fetched::Value(value, Freshness::unsaid())),
+            Some((cached, _)) => {
+                let request = CacheRequest {
+                    shared: cached.rule.public,
+                    validators: stale
+                        .as_ref()
+                        .map(|kept| kept.validators.clone())
+                        .filter(|validators| !validators.is_empty()),
+                };
+                entry
+                    .policy
+                    .forward(
+                        default_timeout,
+                        entry.adapter.call_fresh(tool_call, &request),
+                    )
+                    .await
+            }
+        };
+        // Only a call that sent validators can be answered "not modified"; any other 304 is
+        // the upstream's mistake.
+        let result = match (result, &stale) {
+            (Ok(Fetched::NotModified(_)), None) => Err(AdapterError::Protocol {
+                message:
+                    "the upstream answered 304 Not Modified to a call that was not conditional"
+                        .to_owned(),
+                source: None,
+            }),
+            (result, _) => result,
+        };
         UpstreamAnswered {
             error: result.as_ref().err(),
         }
         .emit(upstream, events);
         let (outcome, failure) = match result {
-            Ok(value) => match entry.shaping.as_ref() {
-                None => (CallOutcome::Value(Some(value)), None),
-                Some(shaping) => match shaping.project(value).await {
-                    Ok(value) => (CallOutcome::Value(Some(value)), None),
+            Ok(Fetched::Value(value, freshness)) => {
+                let projected = match entry.shaping.as_ref() {
+                    None => Ok(value),
+                    Some(shaping) => shaping.project(value).await,
+                };
+                match projected {
+                    Ok(value) => {
+                        if let Some((cached, key)) = cache {
+                            looked.get_or_insert(CacheLooked::Miss).emit(entry, events);
+                            keep(cached, key, &value, freshness).await;
+                        }
+                        (CallOutcome::Value(Some(value)), None)
+                    }
                     Err(error) => (
                         CallOutcome::Error(unshapeable(&error)),
                         Some(format!("results projection: {error}")),
                     ),
-                },
-            },
+                }
+            }
+            Ok(Fetched::NotModified(freshness)) => {
+                let value = stale.map_or(Value::Null, |kept| kept.value.clone());
+                if let Some((cached, key)) = cache {
+                    CacheLooked::Revalidated.emit(entry, events);
+                    keep(cached, key, &value, freshness).await;
+                }
+                (CallOutcome::Value(Some(value)), None)
+            }
             Err(err) => match rescue::rescue(&err, definition, source_name) {
                 Rescued::Refused(refusal) => return Err(refusal),
                 Rescued::Failed(error) => {
@@ -373,16 +476,41 @@ impl Forward<'_, '_> {
                 }
             },
         };
-        let duration = events.started().elapsed().as_secs_f64() * 1000.0;
-        Ok(Answer {
-            response: CallToolResponse {
-                call_id,
-                duration: Some((duration * 1000.0).round() / 1000.0),
-                outcome,
-            },
-            failure,
-        })
+        Ok(answered(events, call_id, outcome, failure))
     }
+}
+
+/// The answer to a call that ended with `outcome`, its duration counted from its arrival.
+fn answered(
+    events: &CallEvents<'_>,
+    call_id: String,
+    outcome: CallOutcome,
+    failure: Option<String>,
+) -> Answer {
+    let duration = events.started().elapsed().as_secs_f64() * 1000.0;
+    Answer {
+        response: CallToolResponse {
+            call_id,
+            duration: Some((duration * 1000.0).round() / 1000.0),
+            outcome,
+        },
+        failure,
+    }
+}
+
+/// Keeps `value` as the answer under `key`, for as long as the upstream's `freshness` says (or
+/// else the rule's `ttl`), unless the upstream said not to keep it or the caller asked so.
+async fn keep(cached: Cached<'_>, key: Key, value: &Value, freshness: Freshness) {
+    if !freshness.storable || cached.directive == Directive::Bypass {
+        return;
+    }
+    let ttl = freshness.ttl.unwrap_or(cached.rule.ttl);
+    let kept = Kept {
+        value: value.clone(),
+        fresh_until_ms: result_cache::from_now_ms(ttl),
+        validators: freshness.validators,
+    };
+    cached.store.put(key, kept).await;
 }
 
 /// The validated `input` in the upstream's shape ([`Shaping::map_back`]), checked against the
@@ -578,7 +706,7 @@ mod tests {
             View::new(&anonymous, &everyone),
             Duration::from_secs(5),
             telemetry,
-            None,
+            Stores::default(),
             Call {
                 request,
                 edge: Edge::Mcp,
@@ -662,7 +790,7 @@ mod tests {
             View::new(&anonymous, &everyone),
             Duration::from_secs(5),
             &Telemetry::default(),
-            None,
+            Stores::default(),
             Call {
                 request,
                 ..Default::default()

@@ -7,7 +7,8 @@
 //! | `server/` | the HTTP edge: the accept loop (`server/listen.rs`), guard, auth, extractors, routes, and the MCP edge (`server/mcp/`) |
 //! | `call.rs` | one call, from a parsed request to its outcome; every edge calls through it |
 //! | `access/` | who a request comes from, and the policies that decide what each caller may see and call |
-//! | `idempotency/` | `call_id` repeats, in memory or in Redis (the only state shared across calls) |
+//! | `idempotency/` | `call_id` repeats, in memory or in Redis |
+//! | `result_cache/` | the cache of read-only calls' answers, in memory or in Redis |
 //! | `rescue.rs` | errors and refusals, and their wire shapes |
 //! | `catalog/` | the tools served (`catalog/registry.rs`), per-source policy, lockfile pins, validation, requirements |
 //! | `telemetry/` | call events → log lines, metrics, traces and the audit trail |
@@ -29,6 +30,7 @@ mod config;
 mod idempotency;
 mod lifecycle;
 mod rescue;
+mod result_cache;
 mod server;
 mod telemetry;
 
@@ -49,6 +51,7 @@ pub use lifecycle::start::{
     Progress, SourceReport, load_catalog, shutdown_signal, spawn_refreshers, start_sources,
 };
 pub use rescue::tool_error;
+pub use result_cache::{CacheStoreConfig, ResultCache};
 pub use server::listen::{ConnectionLimits, is_body_timeout, raise_fd_limit, serve};
 pub use server::mcp::{CatalogServer, Expose, McpSettings, serve_stdio};
 pub use server::{AppState, Authenticator, Rules, ServerSettings, app};

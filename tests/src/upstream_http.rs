@@ -5,7 +5,9 @@
 //! path and query, headers, the body decoded by its media type), so a test can check that a
 //! value was serialised as the document says. The other routes each produce one upstream
 //! behaviour: a status with `Retry-After`, a slow answer, invalid JSON, a big body, a connection
-//! that breaks mid-body, redirects, credentials echoed in disguise (`/leak`).
+//! that breaks mid-body, redirects, credentials echoed in disguise (`/leak`), a record with HTTP
+//! caching headers (`/cached/{key}`: `Cache-Control: max-age`, `ETag`, and `304 Not Modified`
+//! for a matching `If-None-Match`; a PUT gives it a new version).
 //!
 //! What arrived on the wire can also be read on the test's side: [`Upstream::last_headers`].
 
@@ -156,6 +158,7 @@ fn router(seen: Seen) -> Router {
         .route("/invalid-json", get(invalid_json))
         .route("/big", get(big))
         .route("/items", get(items))
+        .route("/cached/{key}", get(cached_read).put(cached_bump))
         .route("/text", get(|| async { "hello, world" }))
         .route("/binary", get(binary))
         .route("/empty", any(|| async { StatusCode::NO_CONTENT }))
@@ -354,6 +357,60 @@ async fn big(Query(query): Query<BigQuery>) -> Response {
 #[derive(Deserialize)]
 struct ItemsQuery {
     count: usize,
+}
+
+#[derive(Deserialize)]
+struct CachedQuery {
+    max_age: Option<u64>,
+    #[serde(default)]
+    etag: bool,
+    #[serde(default)]
+    private: bool,
+}
+
+/// The version of every `/cached` record, and how many full answers `/cached` has given.
+static CACHED_VERSION: AtomicUsize = AtomicUsize::new(1);
+static CACHED_ANSWERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A record whose answer carries the caching headers its query asks for; with `etag`, a request
+/// whose `If-None-Match` names the current version is answered `304 Not Modified`.
+async fn cached_read(
+    Path(key): Path<String>,
+    Query(query): Query<CachedQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let version = CACHED_VERSION.load(Ordering::SeqCst);
+    let tag = format!("\"v{version}\"");
+    let mut extra = HeaderMap::new();
+    if let Some(age) = query.max_age {
+        let scope = if query.private { "private" } else { "public" };
+        extra.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_str(&format!("{scope}, max-age={age}")).unwrap(),
+        );
+    }
+    if query.etag {
+        extra.insert(header::ETAG, HeaderValue::from_str(&tag).unwrap());
+        let matches = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v == tag);
+        if matches {
+            return (StatusCode::NOT_MODIFIED, extra).into_response();
+        }
+    }
+    let answers = CACHED_ANSWERS.fetch_add(1, Ordering::SeqCst) + 1;
+    (
+        extra,
+        axum::Json(json!({"key": key, "version": version, "answers": answers})),
+    )
+        .into_response()
+}
+
+/// A new version of every `/cached` record.
+async fn cached_bump() -> Response {
+    CACHED_VERSION.fetch_add(1, Ordering::SeqCst);
+    StatusCode::OK.into_response()
 }
 
 /// `count` items of about 100 bytes of JSON each: a large structured answer.

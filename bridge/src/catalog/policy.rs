@@ -23,6 +23,7 @@ use tokio::sync::Semaphore;
 use crate::catalog::lock::{OnChange, Pins};
 use crate::catalog::shaping::{FixedEnv, Shaping};
 use crate::catalog::validate;
+use crate::result_cache::CacheRule;
 
 /// The bridge's own keys of a `sources:` entry.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -42,6 +43,9 @@ pub struct SourceOptions {
     pub overrides: BTreeMap<String, ToolOverride>,
     /// How every tool's results are projected, unless its override says otherwise.
     pub results: Option<ResultsConfig>,
+    /// Whether and how long the answers of the source's tools that are not destructive are kept
+    /// (a tool's override may say otherwise).
+    pub cache: Option<CacheConfig>,
     /// For calls through `/mcp`, which carry no OTC `context`: requirement id → the HTTP header
     /// of the MCP request that holds its value (`GITHUB_TOKEN: X-GitHub-Token`; the id
     /// `user_id` fills the user id).
@@ -69,6 +73,35 @@ pub struct ToolOverride {
     pub arguments: BTreeMap<String, ArgumentTransform>,
     /// How the tool's results are projected (instead of the source's `results`).
     pub results: Option<ResultsConfig>,
+    /// Whether and how long the tool's answers are kept (instead of the source's `cache`):
+    /// `false` keeps none.
+    pub cache: Option<CacheSetting>,
+}
+
+/// `cache:` of a source or a tool: keep the answers of tools that are not destructive.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// How long an answer stays fresh when the upstream's `Cache-Control`/`Expires` say
+    /// nothing (when they do, they decide).
+    pub ttl_secs: u64,
+    /// The data is the same for every caller, so one entry serves all; by default each caller
+    /// (and each `context`: token, user id) has its own.
+    #[serde(default)]
+    pub public: bool,
+}
+
+/// An override's `cache:`: `false`, or how to keep the tool's answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "`false` or a mapping `{ttl_secs: N, public: true|false}`"
+)]
+pub enum CacheSetting {
+    /// `false`: not kept (`true` is refused: say for how long).
+    Switch(bool),
+    /// Kept like this.
+    Keep(CacheConfig),
 }
 
 /// A projection of results: a jq program run on each value the upstream answers.
@@ -107,6 +140,8 @@ pub struct SourcePolicy {
     override_globs: Vec<(GlobMatcher, Arc<Override>)>,
     /// The source's projection of results (a tool's override may have its own).
     results: Option<Arc<Projection>>,
+    /// How the source's answers are kept (a tool's override may say otherwise).
+    cache: Option<CacheConfig>,
     /// The values of the environment variables that fixed arguments name (`fixed: {env: X}`),
     /// read when the options were compiled, as the configuration's other `env` references are.
     fixed_env: Arc<FixedEnv>,
@@ -131,6 +166,8 @@ struct Override {
     config: ToolOverride,
     transform: Option<Transform>,
     results: Option<Arc<Projection>>,
+    /// `None`: the source's `cache`; `Some(None)`: not kept.
+    cache: Option<Option<CacheConfig>>,
 }
 
 /// A count of calls in flight that can be waited on until it is zero.
@@ -231,6 +268,16 @@ pub enum PolicyError {
         /// The variable.
         variable: String,
     },
+    /// An override says `cache: true`, which says nothing about how long.
+    #[error(
+        "{at}.overrides.{key}.cache: `true` says not for how long; write `cache: {{ttl_secs: 60}}`"
+    )]
+    CacheTrue {
+        /// The source's key.
+        at: String,
+        /// The override's key.
+        key: String,
+    },
     /// A number that must be positive is 0.
     #[error("{at}.{key} must be greater than 0")]
     Zero {
@@ -323,11 +370,23 @@ impl SourceOptions {
                     fixed_env.insert(variable.clone(), Value::String(value));
                 }
             }
+            let cache = match &o.cache {
+                None => None,
+                Some(CacheSetting::Switch(false)) => Some(None),
+                Some(CacheSetting::Switch(true)) => {
+                    return Err(PolicyError::CacheTrue {
+                        at: at.to_owned(),
+                        key: key.clone(),
+                    });
+                }
+                Some(CacheSetting::Keep(config)) => Some(Some(config.clone())),
+            };
             let compiled = Arc::new(Override {
                 key: key.clone(),
                 config: o.clone(),
                 transform: o.transform(),
                 results: projection(format!("overrides.{key}.results"), &o.results)?,
+                cache,
             });
             if key.contains(['*', '?', '[', '{']) {
                 let glob = Glob::new(key).map_err(|error| PolicyError::BadOverrideKey {
@@ -383,6 +442,7 @@ impl SourceOptions {
             overrides,
             override_globs,
             results: projection("results".to_owned(), &self.results)?,
+            cache: self.cache.clone(),
             fixed_env: Arc::new(FixedEnv(fixed_env)),
             timeout: self.timeout_secs.map(Duration::from_secs),
             permits: self.max_concurrency.map(|n| Arc::new(Semaphore::new(n))),
@@ -490,9 +550,15 @@ impl SourcePolicy {
                         }
                     }
                 }
-                let shaping = match (shaping, projection) {
-                    (None, None) => None,
-                    (arguments, projection) => {
+                let cache = self.cache_rule(
+                    &tool,
+                    found.map(|o| &**o),
+                    projection.as_deref(),
+                    diagnostics,
+                );
+                let shaping = match (shaping, projection, cache) {
+                    (None, None, None) => None,
+                    (arguments, projection, cache) => {
                         let (arguments, upstream_input) = match arguments {
                             Some((map, schema)) if !map.is_identity() => {
                                 (map, Some((schema, validate::new_key())))
@@ -504,6 +570,7 @@ impl SourcePolicy {
                             upstream_input,
                             env: Arc::clone(&self.fixed_env),
                             projection,
+                            cache,
                         }))
                     }
                 };
@@ -524,6 +591,54 @@ impl SourcePolicy {
             ));
         }
         shaped
+    }
+
+    /// How `tool`'s answers are kept, when its override (`found`) or else the source says so
+    /// and it is not destructive. Its namespace in the cache is the served definition's
+    /// fingerprint with what the source calls upstream and the projection of its results:
+    /// any change to one of them leaves the old entries unread.
+    fn cache_rule(
+        &self,
+        tool: &MappedTool,
+        found: Option<&Override>,
+        projection: Option<&Projection>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Option<CacheRule> {
+        let config = match found.and_then(|o| o.cache.as_ref()) {
+            Some(config) => config.as_ref()?,
+            None => self.cache.as_ref()?,
+        };
+        if tool.destructive {
+            // Said only of a tool its override named: a source's `cache` covers its read-only
+            // tools and passes over the others.
+            if found.is_some_and(|o| o.cache.is_some()) {
+                diagnostics.push(Diagnostic::new(
+                    Severity::Info,
+                    Some(&tool.definition.id.to_string()),
+                    None,
+                    "not cached: the tool is destructive".to_owned(),
+                ));
+            }
+            return None;
+        }
+        use sha2::Digest as _;
+        let mut hash = sha2::Sha256::new();
+        hash.update(tool.definition.id.to_string().as_bytes());
+        hash.update([0]);
+        let canonical = otc_mappings::change::canonical(tool);
+        hash.update(otc_mappings::change::fingerprint(&canonical).as_bytes());
+        hash.update([0]);
+        for handle in handles(tool) {
+            hash.update(handle.as_bytes());
+            hash.update([0]);
+        }
+        hash.update(projection.map_or("", Projection::program).as_bytes());
+        hash.update([u8::from(config.public)]);
+        Some(CacheRule {
+            ttl: Duration::from_secs(config.ttl_secs),
+            public: config.public,
+            namespace: hash.finalize().into(),
+        })
     }
 
     /// The override of a tool known by `names`: an exact key first, else the first glob key.

@@ -1,6 +1,6 @@
 //! What a tool's configured shaping needs on each call (DESIGN.md §15): how the call's
 //! arguments go back to the upstream's shape, the upstream's own input schema they are checked
-//! against then, and the projection of the tool's results.
+//! against then, the projection of the tool's results, and how its answers are kept.
 //!
 //! Built by [`crate::catalog::policy::SourcePolicy::apply`] when a source's tools are listed;
 //! the served (transformed) definition itself is the entry's, so that it is what is listed,
@@ -12,6 +12,8 @@ use otc_mappings::otc::Schema;
 use otc_shape::project::{Projection, ProjectionError};
 use otc_shape::transform::{ArgumentMap, FixedSource, MapBackError};
 use serde_json::{Map, Value};
+
+use crate::result_cache::CacheRule;
 
 /// One tool's shaping; absent from an entry whose tool is served as the upstream describes it.
 #[derive(Debug)]
@@ -26,6 +28,8 @@ pub struct Shaping {
     pub(crate) env: Arc<FixedEnv>,
     /// How results are projected.
     pub(crate) projection: Option<Arc<Projection>>,
+    /// How answers are kept, when they are.
+    pub(crate) cache: Option<CacheRule>,
 }
 
 /// The values of the environment variables fixed arguments name, read once when the source's

@@ -55,6 +55,8 @@ pub(crate) async fn mcp(args: &McpArgs, matches: &ArgMatches) -> anyhow::Result<
         ..McpSettings::from(&config.settings)
     };
     settings.telemetry.traces = traces.clone();
+    settings.cache =
+        Some(otc_bridge::ResultCache::for_state(config.state.as_deref(), &config.cache).await?);
     if let Some(limits) = config.shared_limits().await? {
         settings.limits = limits;
     }

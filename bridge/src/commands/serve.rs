@@ -57,6 +57,8 @@ pub(crate) async fn serve(args: ServeArgs, matches: &ArgMatches) -> anyhow::Resu
     let idempotency =
         otc_bridge::Idempotency::new(config.state.as_deref(), &config.idempotency).await?;
     settings.idempotency = Some(Arc::new(idempotency));
+    settings.cache =
+        Some(otc_bridge::ResultCache::for_state(config.state.as_deref(), &config.cache).await?);
     if let Some(limits) = config.shared_limits().await? {
         settings.limits = limits;
     }

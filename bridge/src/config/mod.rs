@@ -78,6 +78,8 @@ pub struct FileConfig {
     pub state: Option<String>,
     /// How repeated `call_id`s are answered.
     pub idempotency: crate::idempotency::IdempotencyConfig,
+    /// The bounds of the cache of read-only calls (what each source keeps is its `cache:`).
+    pub cache: crate::result_cache::CacheStoreConfig,
     /// A lockfile (`otc-bridge lock`): serve each tool id as it was locked.
     pub lock: Option<PathBuf>,
     /// What a tool that changed since it was locked does: `bump` (default), `warn`, `refuse`;
@@ -236,6 +238,8 @@ pub struct Config {
     pub state: Option<String>,
     /// `idempotency`.
     pub idempotency: crate::idempotency::IdempotencyConfig,
+    /// `cache`: the bounds of the cache of read-only calls.
+    pub cache: crate::result_cache::CacheStoreConfig,
     /// `search`, with `--search-model` applied.
     pub search: crate::catalog::semantic::SearchConfig,
     /// The names of every environment variable the configuration reads a secret from
@@ -275,6 +279,7 @@ impl Config {
             metrics,
             state,
             idempotency,
+            cache,
             lock,
             on_change,
             rate_limits,
@@ -399,6 +404,7 @@ impl Config {
             public_url,
             state,
             idempotency,
+            cache,
             search,
             secret_env,
             warnings,

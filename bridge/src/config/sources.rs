@@ -435,6 +435,7 @@ fn from_entry(index: usize, entry: &Value) -> Result<Source, ConfigError> {
         "exclude",
         "overrides",
         "results",
+        "cache",
         "context_headers",
         "on_change",
     ] {

@@ -193,6 +193,7 @@ impl FromRequest<AppState> for CallEnvelope {
                 // Resolved by the call itself, against the catalog it runs with.
                 entry: None,
                 edge: Edge::Otc,
+                cache: crate::result_cache::Directive::from_headers(&parts.headers),
             },
         })
     }

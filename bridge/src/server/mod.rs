@@ -74,6 +74,8 @@ pub struct ServerSettings {
     pub metrics_public: bool,
     /// Where repeated `call_id`s are answered from; `None`: every call runs.
     pub idempotency: Option<Arc<crate::idempotency::Idempotency>>,
+    /// Where the answers of tools whose source keeps them are kept; `None`: nothing is.
+    pub cache: Option<Arc<crate::result_cache::ResultCache>>,
     /// Semantic search (the model and its progress); `None`: search is lexical.
     pub search: Option<Arc<crate::catalog::semantic::Semantic>>,
     /// Which tools each caller may see and call (empty: every caller, every tool).
@@ -97,6 +99,7 @@ impl Default for ServerSettings {
             telemetry: crate::telemetry::Telemetry::default(),
             metrics_public: false,
             idempotency: None,
+            cache: None,
             search: None,
             policies: Arc::default(),
             limits: Arc::default(),
@@ -240,6 +243,7 @@ impl From<&ServerSettings> for mcp::McpSettings {
             // Over HTTP, authentication names each request's caller (anonymous when off).
             caller: crate::access::Caller::anonymous(),
             max_result_bytes: settings.mcp_max_result_bytes,
+            cache: settings.cache.clone(),
         }
     }
 }

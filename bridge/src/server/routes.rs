@@ -252,20 +252,19 @@ pub(super) async fn call_tool(
     let settings = state.settings();
     let caller = caller.map(|c| c.0).unwrap_or_default();
     let rules = rules.map_or_else(|| state.rules(), |r| r.0);
-    // Repeats are matched per caller: one caller's call_id never answers another's.
-    let repeats = settings
-        .idempotency
-        .as_deref()
-        .map(|store| crate::call::Repeats {
-            store,
-            caller: &caller.scope,
-        });
+    // Repeats and private cache entries are the caller's: one caller's call_id or kept answer
+    // never answers another's.
+    let stores = crate::call::Stores {
+        repeats: settings.idempotency.as_deref(),
+        cache: settings.cache.as_deref(),
+        caller: &caller.scope,
+    };
     let answer = crate::call::call(
         &catalog,
         View::new(&caller, &rules.policies).limited(&rules.limits),
         settings.call_timeout,
         &settings.telemetry,
-        repeats,
+        stores,
         call,
     )
     .await;

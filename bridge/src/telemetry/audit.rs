@@ -116,6 +116,10 @@ pub(crate) struct Record<'a> {
     /// The upstream's HTTP status, when it answered with an error status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream_status: Option<u16>,
+    /// What the cache of read-only calls did, for a tool whose answers are kept: `hit`, `miss`,
+    /// `revalidated` or `bypassed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<&'a str>,
     /// `success`, `tool_error` or `refused`.
     pub outcome: &'a str,
     /// The HTTP status of a refusal.

@@ -9,6 +9,7 @@
 //! | [`ToolResolved`] | [`crate::call`] | | the tool's label set, once | tool id, version, source |
 //! | [`UpstreamCalled`] | [`crate::call`] | | `calls_in_flight` +1 | `otc.upstream` starts; its context goes upstream |
 //! | [`UpstreamAnswered`] | [`crate::call`] | audit: `upstream` (`ok`, the failure, its HTTP status) | `calls_in_flight` −1, `upstream_duration_seconds` | `otc.upstream` ends (error status) |
+//! | [`CacheLooked`] | [`crate::call`] | audit: `cache` | `cache_lookups_total{source, outcome}` | `otc.cache` on `otc.call` |
 //! | [`CallDecided`] | [`crate::call`] | | `policy_decisions_total{effect, rule}` | |
 //! | [`CallLimited`] | [`crate::call`] | | (the refusal's `calls_total{outcome=429}`) | |
 //! | [`CallFinished`] | [`crate::call`] | MCP: `MCP call succeeded` / `… failed in the tool` | `calls_total{outcome=success\|tool_error}`, `call_duration_seconds` | `otc.call` ends with its outcome |
@@ -91,6 +92,7 @@ impl<'c> CallStarted<'_, 'c> {
                 bytes_in: 0,
                 input: None,
                 upstream: std::sync::OnceLock::new(),
+                cache: std::sync::OnceLock::new(),
             }),
             edge: self.edge,
             started: Instant::now(),
@@ -131,6 +133,8 @@ struct Audited<'t> {
     /// What the upstream answered, once it has: set through a shared reference, as the call
     /// holds its record shared while it waits for the upstream.
     upstream: std::sync::OnceLock<(&'static str, Option<u16>)>,
+    /// What the cache did (set like `upstream`).
+    cache: std::sync::OnceLock<&'static str>,
 }
 
 impl Audited<'_> {
@@ -154,6 +158,7 @@ impl Audited<'_> {
             }),
             upstream: self.upstream.get().map(|(kind, _)| *kind),
             upstream_status: self.upstream.get().and_then(|(_, status)| *status),
+            cache: self.cache.get().copied(),
             outcome: outcome.outcome,
             status: outcome.status,
             ms: (ms * 1000.0).round() / 1000.0,
@@ -226,6 +231,42 @@ impl CallDecided<'_> {
             if audit.trail.records_inputs() {
                 audit.input = Some(audit.trail.scrubbed(self.input));
             }
+        }
+    }
+}
+
+/// What the cache of read-only calls did for a call to a tool whose answers are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CacheLooked {
+    /// Answered from a fresh entry; the upstream was not called.
+    Hit,
+    /// No entry (or a stale one without validators): the upstream answered.
+    Miss,
+    /// A stale entry the upstream confirmed (HTTP 304).
+    Revalidated,
+    /// The caller's `Cache-Control` (`no-cache`, `no-store`) passed the cache by.
+    Bypassed,
+}
+
+impl CacheLooked {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+            Self::Revalidated => "revalidated",
+            Self::Bypassed => "bypassed",
+        }
+    }
+
+    pub(crate) fn emit(self, entry: &Entry, call: &CallEvents<'_>) {
+        if let Some(metrics) = call.metrics {
+            metrics.cache(entry.adapter.name(), self.label());
+        }
+        if let Some(span) = &call.span {
+            span.cache(self.label());
+        }
+        if let Some(audit) = &call.audit {
+            let _ = audit.cache.set(self.label());
         }
     }
 }

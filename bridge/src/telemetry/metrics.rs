@@ -12,6 +12,7 @@
 //! | `otc_bridge_catalog_tools` | `source` | tools served |
 //! | `otc_bridge_list_requests_total` | `edge` | tool lists (`otc`: `GET /tools`; `mcp`: `tools/list`) |
 //! | `otc_bridge_search_requests_total` | | MCP `search_tools` calls |
+//! | `otc_bridge_cache_lookups_total` | `source`, `outcome` | calls to tools whose answers are kept: `hit`, `miss`, `revalidated` (a 304), `bypassed` (the caller's `Cache-Control`) |
 //!
 //! Cardinality is bounded by the catalog: `tool` takes only ids the catalog serves (a refusal
 //! before a tool is resolved has `tool=""`), and `metrics: {tool_label: false}` drops it for
@@ -71,6 +72,7 @@ pub struct Metrics {
     lists: IntCounterVec,
     searches: IntCounter,
     decisions: IntCounterVec,
+    cache: IntCounterVec,
     tool_label: bool,
     tools: RwLock<ToolCache>,
 }
@@ -208,6 +210,11 @@ impl Metrics {
             "Calls decided by a policy rule, by effect (allow, refuse) and rule.",
             &["effect", "rule"],
         );
+        let cache = counter(
+            "otc_bridge_cache_lookups_total",
+            "Calls to tools whose answers are kept, by what the cache did (hit, miss, revalidated, bypassed).",
+            &["source", "outcome"],
+        );
         Self {
             registry,
             calls,
@@ -220,6 +227,7 @@ impl Metrics {
             lists,
             searches,
             decisions,
+            cache,
             tool_label,
             tools: RwLock::default(),
         }
@@ -294,6 +302,11 @@ impl Metrics {
     pub(crate) fn decided(&self, allowed: bool, rule: &str) {
         let effect = if allowed { "allow" } else { "refuse" };
         self.decisions.with_label_values(&[effect, rule]).inc();
+    }
+
+    /// Counts what the cache did for a call to a tool of `source`.
+    pub(crate) fn cache(&self, source: &str, outcome: &str) {
+        self.cache.with_label_values(&[source, outcome]).inc();
     }
 
     /// Counts an MCP `search_tools` call.

@@ -187,6 +187,14 @@ impl CallSpan<'_> {
         ]);
     }
 
+    /// Records what the cache of read-only calls did (`hit`, `miss`, `revalidated`,
+    /// `bypassed`).
+    pub(crate) fn cache(&self, outcome: &'static str) {
+        self.cx
+            .span()
+            .set_attribute(KeyValue::new("otc.cache", outcome));
+    }
+
     /// Records the call's id (echoed or generated), cut like every echo of caller text: the
     /// export queue holds each span whole until the collector takes it, so a caller's 400 KB
     /// `call_id` would otherwise grow memory with every call a slow collector has not taken.

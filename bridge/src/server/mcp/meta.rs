@@ -32,6 +32,7 @@ use crate::access::View;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
 use crate::rescue::{ApiError, Extra, Refusal};
+use crate::result_cache::Directive;
 use crate::telemetry::events::Edge;
 use otc_search::MAX_QUERY_CHARS;
 
@@ -411,13 +412,18 @@ pub(crate) async fn call_path(
         view,
         settings.call_timeout,
         &settings.telemetry,
-        // MCP calls carry no call_id: nothing to repeat.
-        None,
+        call::Stores {
+            // MCP calls carry no call_id: nothing to repeat.
+            repeats: None,
+            cache: settings.cache.as_deref(),
+            caller: &view.caller.scope,
+        },
         Call {
             request,
             trace_context,
             entry,
             edge: Edge::Mcp,
+            cache: headers.map(Directive::from_headers).unwrap_or_default(),
             ..Default::default()
         },
     )

@@ -77,6 +77,8 @@ pub struct McpSettings {
     /// The byte budget of a call's result (`mcp.max_result_bytes`); `None`: results as they
     /// come.
     pub max_result_bytes: Option<usize>,
+    /// Where the answers of tools whose source keeps them are kept; `None`: nothing is.
+    pub cache: Option<Arc<crate::result_cache::ResultCache>>,
 }
 
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are

@@ -2,6 +2,7 @@
 //! README, and the messages of bad configurations.
 
 mod audit;
+mod cache;
 mod config;
 mod demo;
 mod host_config;
