@@ -68,6 +68,15 @@ impl FakeAdapter {
         self
     }
 
+    /// Marks the tool added last read-only (not destructive), as an MCP server's
+    /// `readOnlyHint` would.
+    pub fn read_only(mut self) -> Self {
+        if let Some(last) = self.tools.last_mut() {
+            last.0.destructive = false;
+        }
+        self
+    }
+
     /// Adds a tool that sleeps for `delay` before running `behaviour`.
     pub fn slow_tool(
         mut self,

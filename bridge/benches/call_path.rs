@@ -58,17 +58,18 @@ fn adapter() -> FakeAdapter {
 
 /// The bridge's router over the calculator, its source compiled with `options` (YAML).
 fn router(runtime: &tokio::runtime::Runtime, options: &str) -> axum::Router {
-    router_with(runtime, options, ServerSettings::default())
+    router_with(runtime, adapter(), options, ServerSettings::default())
 }
 
-/// [`router`] with `settings`.
+/// [`router`] over `adapter`, with `settings`.
 fn router_with(
     runtime: &tokio::runtime::Runtime,
+    adapter: FakeAdapter,
     options: &str,
     settings: ServerSettings,
 ) -> axum::Router {
     runtime.block_on(async {
-        let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter());
+        let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter);
         let mapped = adapter.list_tools().await.unwrap();
         let options: SourceOptions = serde_yaml::from_str(options).unwrap();
         let policy = Arc::new(options.compile("bench").unwrap());
@@ -187,10 +188,21 @@ fn cached(c: &mut Criterion) {
             cache: Some(Arc::new(store)),
             ..ServerSettings::default()
         };
-        let router = router_with(&runtime, "cache: {ttl_secs: 3600}", settings);
+        // Read-only, so that its answers are kept; its counter tells that they were.
+        let calculator = adapter().read_only();
+        let router = router_with(
+            &runtime,
+            calculator.clone(),
+            "cache: {ttl_secs: 3600}",
+            settings,
+        );
         c.bench_function(&format!("call Calculator.Add, a cache hit ({name})"), |b| {
             b.iter(|| runtime.block_on(call(&router, body, "15")))
         });
+        assert!(
+            calculator.calls_started() <= 1,
+            "every call but the first is a hit"
+        );
     }
 }
 

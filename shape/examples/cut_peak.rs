@@ -1,20 +1,21 @@
 //! Time and peak memory of cutting a 5 MB answer to a 64 KiB budget, as the MCP edge does it
 //! (issue 27: < 20 ms and < 3× the answer's size at the peak): the answer's JSON is parsed into a
 //! value (what the upstream's answer becomes), serialized whole (what `read_result` keeps), and
-//! cut. Measured on a thread of its own, whose allocations jemalloc counts from zero
-//! (`thread.peak`).
+//! cut. The peak counts the bytes live at once (`peak_alloc`), from the moment the answer's
+//! bytes arrive.
 //!
 //! Run: `cargo run --release -p otc-shape --example cut_peak`.
 #![allow(clippy::unwrap_used, clippy::print_stdout)] // A measuring script: loud is the point.
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
 use otc_shape::budget::cut;
+use peak_alloc::PeakAlloc;
 use serde_json::{Value, json};
-use tikv_jemalloc_ctl::{Access as _, AsName as _};
 
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: PeakAlloc = PeakAlloc;
 
 fn pull(i: usize) -> Value {
     json!({
@@ -29,8 +30,9 @@ fn pull(i: usize) -> Value {
     })
 }
 
-fn peak() -> u64 {
-    b"thread.peak.read\0".name().read().unwrap()
+/// The most bytes live at once since the last reset, less `base` (what was live before).
+fn peak(base: usize) -> u64 {
+    (ALLOCATOR.peak_usage().saturating_sub(base)) as u64
 }
 
 fn main() {
@@ -44,33 +46,38 @@ fn main() {
     let size = text.len();
     for round in 0..3 {
         let text = text.clone();
-        let (parsed_peak, parse_ms, cut_peak, cut_ms) = std::thread::spawn(move || {
+        // Only the answer's bytes (and what was live before) count from here.
+        let base = ALLOCATOR.current_usage() - text.len();
+        ALLOCATOR.reset_peak_usage();
+        let (parsed_peak, parse_ms, live, serialize_ms, cut_peak, cut_ms) = {
             let started = Instant::now();
             let value: Value = serde_json::from_str(&text).unwrap();
             let parse_ms = started.elapsed().as_secs_f64() * 1000.0;
             // The upstream's bytes are gone once parsed.
             drop(text);
-            let parsed_peak = peak();
+            let parsed_peak = peak(base);
+            let live = ALLOCATOR.current_usage().saturating_sub(base) as u64;
             let started = Instant::now();
-            let whole = value.to_string();
+            // As the MCP edge does it: into a buffer of the exact size.
+            let mut whole = String::with_capacity(otc_shape::budget::serialized_len(&value));
+            let _ = write!(whole, "{value}");
+            let serialize_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let started = Instant::now();
             let cut = cut(&value, 64 * 1024);
             let cut_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let cut_peak = peak();
+            let cut_peak = peak(base);
             assert!(cut.value.to_string().len() <= 64 * 1024);
             drop((whole, value));
-            (parsed_peak, parse_ms, cut_peak, cut_ms)
-        })
-        .join()
-        .unwrap();
-        let mb = |bytes: u64| bytes as f64 / 1e6;
+            (parsed_peak, parse_ms, live, serialize_ms, cut_peak, cut_ms)
+        };
+        let times = |bytes: u64| bytes as f64 / size as f64;
         println!(
-            "round {round}: answer {:.2} MB; parsed in {parse_ms:.1} ms, peak {:.2} MB ({:.2}× the answer); serialized whole and cut to 64 KiB in {cut_ms:.1} ms, peak {:.2} MB ({:.2}×; the cut's own share {:.2}×)",
-            mb(size as u64),
-            mb(parsed_peak),
-            parsed_peak as f64 / size as f64,
-            mb(cut_peak),
-            cut_peak as f64 / size as f64,
-            (cut_peak - parsed_peak) as f64 / size as f64,
+            "round {round}: a {:.2} MB answer; parsed in {parse_ms:.1} ms (peak {:.2}×, the value {:.2}× the answer); serialized whole (kept for read_result) in {serialize_ms:.1} ms; cut to 64 KiB in {cut_ms:.1} ms; peak of it all {:.2}×, {:.2}× above the value",
+            size as f64 / 1e6,
+            times(parsed_peak),
+            times(live),
+            times(cut_peak),
+            times(cut_peak.saturating_sub(live)),
         );
     }
 }

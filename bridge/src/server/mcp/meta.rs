@@ -472,13 +472,17 @@ fn success(value: Value) -> CallToolResult {
 /// the text, and as `truncated` in `structuredContent` (the cut object's own member when it is
 /// an object, else beside it as `value`).
 fn within(value: Value, budget: usize, view: View<'_>, kept: &KeptResults) -> CallToolResult {
-    let whole = value.to_string();
-    if whole.len() <= budget {
+    // Measured without serializing: a result within budget is serialized once, by `success`.
+    let total_bytes = otc_shape::budget::serialized_len(&value);
+    if total_bytes <= budget {
         return success(value);
     }
     let cut = otc_shape::budget::cut(&value, budget.max(otc_shape::budget::MIN_BUDGET));
+    // Written into a buffer of its exact size: a string grown by doubling held about twice the
+    // answer's size at the peak, beside the value itself.
+    let mut whole = String::with_capacity(total_bytes);
+    let _ = write!(whole, "{value}");
     drop(value);
-    let total_bytes = whole.len();
     let handle = kept.keep(view.caller, whole);
     let omitted = &cut.omitted;
     let mut note = format!(

@@ -12,12 +12,6 @@ use serde_json::{Value, json};
 const ALICE: &str = "cache-alice-0123456789";
 const BOB: &str = "cache-bob-0123456789";
 
-fn write_config(name: &str, text: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("otc-cache-{}-{name}.yaml", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 /// The upstream as a source with `cache` (a YAML flow mapping), two callers, and `extra`
 /// top-level lines.
 fn config(upstream: &Upstream, cache: &str, extra: &str) -> String {
@@ -84,7 +78,7 @@ const READ: &str = "Upstream.CachedRead";
 #[tokio::test]
 async fn a_fresh_answer_is_served_from_memory_until_it_expires_and_a_caller_can_refresh_it() {
     let upstream = Upstream::start().await;
-    let path = write_config("ttl", &config(&upstream, "{ttl_secs: 2}", ""));
+    let path = super::write_config("cache", "ttl", &config(&upstream, "{ttl_secs: 2}", ""));
     let mut bridge = serve(&path);
     let url = bridge.url().await;
 
@@ -107,6 +101,29 @@ async fn a_fresh_answer_is_served_from_memory_until_it_expires_and_a_caller_can_
     assert_eq!(metric(&url, "miss").await, 2);
     assert_eq!(metric(&url, "bypassed").await, 1);
 
+    // The MCP edge reads the same entries (the same caller, the same input), and its callers
+    // can refresh them the same way.
+    let mcp = |headers: &'static [(&'static str, &'static str)]| {
+        let url = url.clone();
+        async move {
+            let result = super::mcp_call(
+                &url,
+                ALICE,
+                "call_tool",
+                json!({"path": READ, "arguments": {"key": "a"}}),
+                headers,
+            )
+            .await;
+            assert_eq!(result["isError"], false, "{result}");
+            result["structuredContent"].clone()
+        }
+    };
+    assert_eq!(mcp(&[]).await, refreshed);
+    let from_mcp = mcp(&[("cache-control", "no-cache")]).await;
+    assert!(answers(&from_mcp) > answers(&refreshed), "{from_mcp}");
+    let refreshed = call(&url, ALICE, READ, json!({"key": "a"}), None).await;
+    assert_eq!(refreshed, from_mcp);
+
     // Past its ttl, the entry is gone.
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let expired = call(&url, ALICE, READ, json!({"key": "a"}), None).await;
@@ -116,7 +133,7 @@ async fn a_fresh_answer_is_served_from_memory_until_it_expires_and_a_caller_can_
 #[tokio::test]
 async fn two_callers_never_share_a_private_entry_but_share_a_public_one() {
     let upstream = Upstream::start().await;
-    let path = write_config("private", &config(&upstream, "{ttl_secs: 60}", ""));
+    let path = super::write_config("cache", "private", &config(&upstream, "{ttl_secs: 60}", ""));
     let mut bridge = serve(&path);
     let url = bridge.url().await;
     let alice = call(&url, ALICE, READ, json!({"key": "p"}), None).await;
@@ -131,7 +148,8 @@ async fn two_callers_never_share_a_private_entry_but_share_a_public_one() {
     );
     bridge.interrupt().await;
 
-    let path = write_config(
+    let path = super::write_config(
+        "cache",
         "public",
         &config(&upstream, "{ttl_secs: 60, public: true}", ""),
     );
@@ -152,7 +170,7 @@ async fn two_callers_never_share_a_private_entry_but_share_a_public_one() {
 #[tokio::test]
 async fn a_stale_answer_is_revalidated_with_its_etag_and_a_destructive_tool_is_never_cached() {
     let upstream = Upstream::start().await;
-    let path = write_config("etag", &config(&upstream, "{ttl_secs: 60}", ""));
+    let path = super::write_config("cache", "etag", &config(&upstream, "{ttl_secs: 60}", ""));
     let mut bridge = serve(&path);
     let url = bridge.url().await;
     // `max-age=0` with an ETag: kept, stale at once, so every call revalidates.
@@ -208,7 +226,11 @@ async fn two_replicas_on_redis_share_their_entries() {
     let redis = RedisServer::start().await;
     let upstream = Upstream::start().await;
     let extra = format!("state: {}\n", redis.url());
-    let path = write_config("redis", &config(&upstream, "{ttl_secs: 60}", &extra));
+    let path = super::write_config(
+        "cache",
+        "redis",
+        &config(&upstream, "{ttl_secs: 60}", &extra),
+    );
     let mut one = serve(&path);
     let mut two = serve(&path);
     let (url_one, url_two) = (one.url().await, two.url().await);
@@ -233,7 +255,7 @@ async fn an_override_turns_the_cache_off_for_one_tool_and_cache_true_is_refused(
         "    cache: {ttl_secs: 60}\n",
         "    cache: {ttl_secs: 60}\n    overrides:\n      cachedRead: {cache: false}\n",
     );
-    let path = write_config("off", &text);
+    let path = super::write_config("cache", "off", &text);
     let mut bridge = serve(&path);
     let url = bridge.url().await;
     let first = call(&url, ALICE, READ, json!({"key": "o"}), None).await;
@@ -242,7 +264,7 @@ async fn an_override_turns_the_cache_off_for_one_tool_and_cache_true_is_refused(
     bridge.interrupt().await;
 
     let text = text.replace("{cache: false}", "{cache: true}");
-    let path = write_config("true", &text);
+    let path = super::write_config("cache", "true", &text);
     let (code, _, stderr) =
         otc_tests::bridge_process::run(&["check", "--config", path.to_str().unwrap()]);
     assert_ne!(code, 0);

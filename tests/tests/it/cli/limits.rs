@@ -13,12 +13,6 @@ use otc_tests::redis::RedisServer;
 const CI_KEY: &str = "limits-ci-key-0123456789";
 const OPS_KEY: &str = "limits-ops-key-0123456789";
 
-fn write_config(name: &str, text: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("otc-limits-{}-{name}.yaml", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 fn keys_and_source() -> String {
     example_with_keys(&[
         ("ci-bot", "LIMITS_CI_KEY", "ci"),
@@ -56,7 +50,8 @@ const ECHO: &str = "ExampleMcpServer.Echo";
 
 #[tokio::test]
 async fn a_caller_over_its_rate_waits_while_others_go_on_and_a_concurrency_cap_holds() {
-    let config = write_config(
+    let config = super::write_config(
+        "limits",
         "memory",
         &format!(
             "{}rate_limits:\n  rules:\n    - {{name: ci-3-a-minute, groups: [ci], rate: 3/minute}}\n    - {{name: one-slow-at-a-time, tools: [\"ExampleMcpServer.Slow\"], concurrency: 1, per: rule}}\n",
@@ -131,7 +126,8 @@ async fn a_caller_over_its_rate_waits_while_others_go_on_and_a_concurrency_cap_h
 async fn two_replicas_share_a_limit_through_redis_and_redis_going_away_follows_on_store_error() {
     let mut redis = RedisServer::start().await;
     let config = |on_store_error: &str| {
-        write_config(
+        super::write_config(
+            "limits",
             &format!("redis-{on_store_error}"),
             &format!(
                 "{}state: {}\nrate_limits:\n  on_store_error: {on_store_error}\n  rules:\n    - {{name: shared-10, rate: 10/minute, per: rule}}\n",
@@ -185,7 +181,8 @@ async fn two_replicas_share_a_limit_through_redis_and_redis_going_away_follows_o
 
 #[test]
 fn a_limit_that_does_not_compile_is_refused_at_start_up() {
-    let config = write_config(
+    let config = super::write_config(
+        "limits",
         "broken",
         "rate_limits:\n  rules:\n    - {name: typo, rate: 10/fortnight}\n",
     );

@@ -23,6 +23,47 @@ mod web;
 
 use otc_tests::bridge_process::repo_root;
 
+/// Writes `text` to a configuration file in the temporary directory, named after the test
+/// module (`prefix`), the process and `name`, so parallel tests never share one.
+fn write_config(prefix: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("otc-{prefix}-{}-{name}.yaml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// One `tools/call` on `POST /mcp` as the caller of API key `key`, with `headers` besides: the
+/// JSON-RPC `result`.
+async fn mcp_call(
+    url: &str,
+    key: &str,
+    tool: &str,
+    arguments: serde_json::Value,
+    headers: &[(&str, &str)],
+) -> serde_json::Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("{url}/mcp"))
+        .header("x-api-key", key)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let text = request
+        .json(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let reply: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    reply["result"].clone()
+}
+
 /// Where the README and `examples/config/bridge.yaml` say the example MCP server is, relative
 /// to the repository root.
 const EXAMPLE_SERVER: &str = "target/debug/example-mcp-server";

@@ -50,13 +50,6 @@ policies:
     claims: {scope: "tools:read"}
 "#;
 
-fn write_config(name: &str, text: &str) -> std::path::PathBuf {
-    let path =
-        std::env::temp_dir().join(format!("otc-policies-{}-{name}.yaml", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 fn jwt_dir() -> std::path::PathBuf {
     repo_root().join("tests/fixtures/jwt")
 }
@@ -64,7 +57,8 @@ fn jwt_dir() -> std::path::PathBuf {
 /// A config with the example MCP server, named keys, RS256 JWTs and [`POLICIES`].
 fn rs256_config() -> std::path::PathBuf {
     let public = jwt_dir().join("test-only-rs256-public.pem");
-    write_config(
+    super::write_config(
+        "policies",
         "rs256",
         &format!(
             r#"
@@ -387,7 +381,8 @@ async fn rs256_tokens_name_their_subject_and_their_claims_decide() {
 #[tokio::test]
 async fn hs256_tokens_carry_groups_in_a_configured_claim() {
     let secret = "a-shared-secret-of-at-least-32-bytes-for-hs256";
-    let config = write_config(
+    let config = super::write_config(
+        "policies",
         "hs256",
         &format!(
             r#"
@@ -424,7 +419,8 @@ policies:
 #[tokio::test]
 async fn stdio_calls_as_the_configured_caller() {
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-    let config = write_config(
+    let config = super::write_config(
+        "policies",
         "stdio",
         &format!(
             r#"
@@ -526,7 +522,8 @@ fn a_policy_that_does_not_compile_is_refused_at_start_up_naming_the_rule() {
         ),
     ];
     for (rule, expected) in cases {
-        let config = write_config(
+        let config = super::write_config(
+            "policies",
             "broken",
             &format!(
                 "auth:\n  api_keys: [{{name: ops, key: {{env: POLICY_OPS_KEY}}, groups: [ops]}}]\npolicies:\n{rule}\n"
@@ -601,7 +598,7 @@ fn swapped_config(path: &std::path::Path, tool: &str, newbie: bool) {
 #[tokio::test]
 async fn reload_swaps_callers_and_policies_at_once_and_keeps_them_when_the_new_ones_do_not_compile()
 {
-    let path = write_config("swapped", "");
+    let path = super::write_config("policies", "swapped", "");
     swapped_config(&path, ECHO, false);
     let mut running = Running::serving(
         &path,

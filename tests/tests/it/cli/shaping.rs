@@ -6,12 +6,6 @@ use otc_tests::bridge_process::Running;
 use otc_tests::upstream_http::{self, Upstream};
 use serde_json::{Value, json};
 
-fn write_config(name: &str, text: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("otc-shaping-{}-{name}.yaml", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 /// The upstream as a source, with `overrides` (YAML lines indented for the source's keys).
 fn config(upstream: &Upstream, overrides: &str) -> String {
     format!(
@@ -64,7 +58,7 @@ async fn a_transformed_operation_is_served_as_configured_and_called_in_the_upstr
         arguments:
           X-Request-Tag: {fixed: {caller: name}}
 "#;
-    let path = write_config("transform", &config(&upstream, overrides));
+    let path = super::write_config("shaping", "transform", &config(&upstream, overrides));
     let mut bridge = Running::serving(
         &path,
         &[
@@ -161,7 +155,8 @@ async fn an_override_that_does_not_fit_its_tool_leaves_it_unserved_and_a_bad_pro
     let upstream = Upstream::start().await;
     // An argument the operation does not have: the tool is not served rather than served with
     // what the configuration meant to hide.
-    let path = write_config(
+    let path = super::write_config(
+        "shaping",
         "misfit",
         &config(
             &upstream,
@@ -178,7 +173,8 @@ async fn an_override_that_does_not_fit_its_tool_leaves_it_unserved_and_a_bad_pro
     );
     bridge.interrupt().await;
 
-    let path = write_config(
+    let path = super::write_config(
+        "shaping",
         "badjq",
         &config(&upstream, "    results: {jq: '.[] | {'}\n"),
     );
@@ -199,7 +195,8 @@ async fn an_override_that_does_not_fit_its_tool_leaves_it_unserved_and_a_bad_pro
 fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
     let document = upstream_http::document_path();
     let side = |name: &str, overrides: &str| {
-        write_config(
+        super::write_config(
+            "shaping",
             name,
             &format!(
                 "sources:\n  - type: openapi\n    name: upstream\n    spec: {}\n{overrides}",
@@ -228,25 +225,6 @@ fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
     assert!(out.contains("new required input `ident`"), "{out}");
 }
 
-/// One `tools/call` on `POST /mcp` as `key`: the JSON-RPC `result`.
-async fn mcp(url: &str, key: &str, tool: &str, arguments: Value) -> Value {
-    let text = reqwest::Client::new()
-        .post(format!("{url}/mcp"))
-        .header("x-api-key", key)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": tool, "arguments": arguments}}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let reply: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
-    reply["result"].clone()
-}
-
 #[tokio::test]
 async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_caller_only() {
     let upstream = Upstream::start().await;
@@ -259,7 +237,7 @@ async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_ca
         "    - {name: ci-bot, key: {env: SHAPING_KEY}}\n",
         "    - {name: ci-bot, key: {env: SHAPING_KEY}}\n    - {name: other, key: {env: SHAPING_OTHER}}\n",
     );
-    let path = write_config("budget", &text);
+    let path = super::write_config("shaping", "budget", &text);
     let other = "shaping-other-0123456789";
     let mut bridge = Running::serving(&path, &[("SHAPING_KEY", KEY), ("SHAPING_OTHER", other)]);
     let url = bridge.url().await;
@@ -270,11 +248,12 @@ async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_ca
     let whole = body["value"].to_string();
     assert!(whole.len() > 5_000_000, "{}", whole.len());
 
-    let result = mcp(
+    let result = super::mcp_call(
         &url,
         KEY,
         "call_tool",
         json!({"path": "Upstream.Items", "arguments": {"count": 50_000}}),
+        &[],
     )
     .await;
     assert_eq!(result["isError"], false, "{result}");
@@ -315,11 +294,12 @@ async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_ca
     let mut offset = Some(0_u64);
     let mut pages = 0;
     while let Some(at) = offset {
-        let page = mcp(
+        let page = super::mcp_call(
             &url,
             KEY,
             "read_result",
             json!({"handle": handle, "offset": at}),
+            &[],
         )
         .await;
         assert_eq!(page["isError"], false, "{page}");
@@ -333,30 +313,33 @@ async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_ca
     assert_eq!(read, whole);
 
     // Another caller cannot read it; a wrong offset is a clear error.
-    let theirs = mcp(
+    let theirs = super::mcp_call(
         &url,
         other,
         "read_result",
         json!({"handle": handle, "offset": 0}),
+        &[],
     )
     .await;
     assert_eq!(theirs["isError"], true, "{theirs}");
     assert!(theirs.to_string().contains("No kept result"), "{theirs}");
-    let past = mcp(
+    let past = super::mcp_call(
         &url,
         KEY,
         "read_result",
         json!({"handle": handle, "offset": whole.len() + 1}),
+        &[],
     )
     .await;
     assert_eq!(past["isError"], true, "{past}");
 
     // A small answer is not cut.
-    let small = mcp(
+    let small = super::mcp_call(
         &url,
         KEY,
         "call_tool",
         json!({"path": "Upstream.Items", "arguments": {"count": 3}}),
+        &[],
     )
     .await;
     assert!(
