@@ -404,3 +404,46 @@ async fn caller_text_in_spans_is_cut_and_a_tracestate_with_control_characters_is
         "{exported}"
     );
 }
+
+#[tokio::test]
+async fn a_cache_hit_is_traced_without_an_upstream_span_and_says_so() {
+    let (endpoint, spans) = receiver().await;
+    let upstream = upstream().await;
+    let config = super::write_config(
+        "traces",
+        "cache",
+        &format!(
+            "sources:\n  - {{type: openapi, name: traced, spec: \"{upstream}/openapi.json\", cache: {{ttl_secs: 60}}}}\n"
+        ),
+    );
+    let mut bridge = Running::spawn(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    );
+    let url = bridge.url().await;
+    let id = tool_id(&url, "Traced.").await;
+    for trace in [TRACE_A, TRACE_B] {
+        call(
+            &url,
+            json!({"tool_id": id, "input": {}}),
+            &[("traceparent", &format!("00-{trace}-{CALLER_SPAN}-01"))],
+        )
+        .await;
+    }
+    bridge.interrupt().await;
+    let spans = spans.lock().unwrap().clone();
+    let (missed, _) = call_and_upstream(&spans, TRACE_A);
+    assert_eq!(missed.attributes["otc.cache"], "miss");
+    let hit: Vec<&Span> = spans.iter().filter(|s| s.trace == TRACE_B).collect();
+    let [hit] = hit.as_slice() else {
+        panic!("a hit is one span, without otc.upstream: {hit:#?}");
+    };
+    assert_eq!(hit.name, "otc.call");
+    assert_eq!(hit.attributes["otc.cache"], "hit");
+    assert_eq!(hit.attributes["otc.outcome"], "success");
+}
