@@ -461,7 +461,13 @@ impl Forward<'_, '_> {
                     ),
                 }
             }
-            Ok(Fetched::NotModified(freshness)) => {
+            Ok(Fetched::NotModified(mut freshness)) => {
+                // A 304 that repeats no validator leaves the kept ones in force.
+                if freshness.validators.is_empty()
+                    && let Some(kept) = &stale
+                {
+                    freshness.validators = kept.validators.clone();
+                }
                 let value = stale.map_or(Value::Null, |kept| kept.value.clone());
                 if let Some((cached, key)) = cache {
                     CacheLooked::Revalidated.emit(entry, events);
