@@ -70,78 +70,112 @@ pub(super) async fn add(
     let info = live.peer.peer_info();
     let capabilities = info.as_ref().map(|i| &i.capabilities);
     if resources {
-        if capabilities.is_some_and(|c| c.resources.is_some()) {
-            let listed = shared
-                .with_token_recovery(|| {
-                    pages(
-                        |params| async {
-                            let page = live.peer.list_resource_templates(params).await?;
-                            Ok((page.resource_templates, page.next_cursor))
-                        },
-                        None,
-                    )
-                })
-                .await?;
-            match listing(live, listed).await? {
-                Ok(templates) => {
-                    if templates.next_cursor.is_some() {
-                        truncated(shared, mapped, "resource templates");
-                    }
-                    add_resource_tools(source, &templates.items, mapped);
-                }
-                Err(why) => warn(
-                    shared,
-                    mapped,
-                    format!("`resources: tools`: cannot list the resource templates ({why})"),
-                ),
-            }
-        } else {
-            warn(
-                shared,
-                mapped,
-                "`resources: tools` is set but the server does not declare the `resources` \
-                 capability; no resource tools are served"
-                    .to_owned(),
-            );
+        let declared = capabilities.is_some_and(|c| c.resources.is_some());
+        let listed = listed(
+            shared,
+            live,
+            mapped,
+            Feature::RESOURCES,
+            declared,
+            |params| async {
+                let page = live.peer.list_resource_templates(params).await?;
+                Ok((page.resource_templates, page.next_cursor))
+            },
+        )
+        .await?;
+        if let Some(templates) = listed {
+            add_resource_tools(source, &templates, mapped);
         }
     }
     if prompts {
-        if capabilities.is_some_and(|c| c.prompts.is_some()) {
-            let listed = shared
-                .with_token_recovery(|| {
-                    pages(
-                        |params| async {
-                            let page = live.peer.list_prompts(params).await?;
-                            Ok((page.prompts, page.next_cursor))
-                        },
-                        None,
-                    )
-                })
-                .await?;
-            match listing(live, listed).await? {
-                Ok(prompts) => {
-                    if prompts.next_cursor.is_some() {
-                        truncated(shared, mapped, "prompts");
-                    }
-                    add_prompt_tools(source, &prompts.items, mapped);
-                }
-                Err(why) => warn(
-                    shared,
-                    mapped,
-                    format!("`prompts: tools`: cannot list the prompts ({why})"),
-                ),
-            }
-        } else {
-            warn(
-                shared,
-                mapped,
-                "`prompts: tools` is set but the server does not declare the `prompts` \
-                 capability; no prompt tools are served"
-                    .to_owned(),
-            );
+        let declared = capabilities.is_some_and(|c| c.prompts.is_some());
+        let listed = listed(
+            shared,
+            live,
+            mapped,
+            Feature::PROMPTS,
+            declared,
+            |params| async {
+                let page = live.peer.list_prompts(params).await?;
+                Ok((page.prompts, page.next_cursor))
+            },
+        )
+        .await?;
+        if let Some(prompts) = listed {
+            add_prompt_tools(source, &prompts, mapped);
         }
     }
     Ok(())
+}
+
+/// A server feature served as tools: its capability, its setting and what its listing holds.
+struct Feature {
+    /// The capability and the setting's key (`resources`, `prompts`).
+    key: &'static str,
+    /// What its listing holds, for messages.
+    items: &'static str,
+    /// What its tools stand for, for messages.
+    tools: &'static str,
+}
+
+impl Feature {
+    const RESOURCES: Self = Self {
+        key: "resources",
+        items: "resource templates",
+        tools: "resource",
+    };
+    const PROMPTS: Self = Self {
+        key: "prompts",
+        items: "prompts",
+        tools: "prompt",
+    };
+}
+
+/// The items of `feature`'s listing (`list` pages through it), when the server `declared` the
+/// capability and answered; otherwise a warning says why none are served. A session that is
+/// gone fails the whole listing.
+async fn listed<T, F, Fut>(
+    shared: &Shared,
+    live: &Live,
+    mapped: &mut Mapped<MappedTool>,
+    feature: Feature,
+    declared: bool,
+    list: F,
+) -> Result<Option<Vec<T>>, AdapterError>
+where
+    T: Serialize,
+    F: Fn(Option<mcp::PaginatedRequestParams>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
+{
+    let Feature { key, items, tools } = feature;
+    if !declared {
+        warn(
+            shared,
+            mapped,
+            format!(
+                "`{key}: tools` is set but the server does not declare the `{key}` \
+                 capability; no {tools} tools are served"
+            ),
+        );
+        return Ok(None);
+    }
+    let listed = shared.with_token_recovery(|| pages(&list, None)).await?;
+    match listing(live, listed).await? {
+        Ok(page) => {
+            if page.next_cursor.is_some() {
+                truncated(shared, mapped, items);
+            }
+            Ok(Some(page.items))
+        }
+        Err(why) => {
+            warn(
+                shared,
+                mapped,
+                format!("`{key}: tools`: cannot list the {items} ({why})"),
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// A listing's outcome: the page, a JSON-RPC error to warn about (`Ok(Err(..))`), or a failure
