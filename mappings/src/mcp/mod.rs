@@ -49,7 +49,7 @@ use crate::error::{Diagnostic, Mapped, Severity};
 use crate::naming::{self, UniqueNames};
 use crate::otc::{Schema, ToolDefinition, ToolId, ToolVersion};
 use crate::schema::{self, Inliner};
-use crate::tool::{MappedTool, Target};
+use crate::tool::{MappedTool, McpRequest, Target};
 
 pub mod prompts;
 pub mod resources;
@@ -71,6 +71,35 @@ pub(crate) struct Identity {
     pub(crate) toolkit: String,
     pub(crate) version: ToolVersion,
     pub(crate) label: Option<Arc<str>>,
+}
+
+impl Identity {
+    /// A tool that reads one of the server's resources or gets a prompt (`resources: tools`,
+    /// `prompts: tools`): the tool part `segment` of this server's toolkit, sending `request`.
+    /// Read-only: reading a resource or rendering a prompt changes nothing upstream.
+    pub(crate) fn feature_tool(
+        &self,
+        segment: &str,
+        description: String,
+        input: Schema,
+        output: Schema,
+        request: McpRequest,
+    ) -> MappedTool {
+        MappedTool {
+            definition: ToolDefinition {
+                id: ToolId::exact(self.toolkit.clone(), segment.to_owned(), self.version),
+                name: naming::tool_name(&self.toolkit, segment),
+                description,
+                version: self.version,
+                input_schema: input,
+                output_schema: Some(output),
+                requirements: None,
+            },
+            target: Target::Mcp { request },
+            destructive: false,
+            label: self.label.clone(),
+        }
+    }
 }
 
 impl McpSource<'_> {

@@ -18,11 +18,11 @@
 use rmcp::model as mcp;
 use serde_json::{Map, Value, json};
 
-use super::{Identity, McpSource, may_add, taken};
+use super::{McpSource, may_add, taken};
 use crate::error::Mapped;
 use crate::naming::{self, UniqueNames};
-use crate::otc::{Schema, ToolDefinition, ToolId};
-use crate::tool::{MappedTool, McpRequest, Target};
+use crate::otc::Schema;
+use crate::tool::{MappedTool, McpRequest};
 
 /// Adds one tool per prompt of the server to `mapped` (its tools, already mapped). Never fails.
 pub fn add_prompt_tools(
@@ -30,11 +30,7 @@ pub fn add_prompt_tools(
     prompts: &[mcp::Prompt],
     mapped: &mut Mapped<MappedTool>,
 ) {
-    let Identity {
-        toolkit,
-        version,
-        label,
-    } = source.identity(&mut Vec::new());
+    let identity = source.identity(&mut Vec::new());
     let taken = taken(&mapped.tools);
     let server = super::resources::server_name(source);
     let output = Schema::new(&output_schema());
@@ -45,25 +41,15 @@ pub fn add_prompt_tools(
         if !may_add(&taken, &segment, "prompt", &mut mapped.diagnostics) {
             continue;
         }
-        mapped.tools.push(MappedTool {
-            definition: ToolDefinition {
-                id: ToolId::exact(toolkit.clone(), segment.clone(), version),
-                name: naming::tool_name(&toolkit, &segment),
-                description: describe(&server, prompt),
-                version,
-                input_schema: Schema::new(&input_schema(prompt)),
-                output_schema: Some(output.clone()),
-                requirements: None,
+        mapped.tools.push(identity.feature_tool(
+            &segment,
+            describe(&server, prompt),
+            Schema::new(&input_schema(prompt)),
+            output.clone(),
+            McpRequest::GetPrompt {
+                name: prompt.name.clone(),
             },
-            target: Target::Mcp {
-                request: McpRequest::GetPrompt {
-                    name: prompt.name.clone(),
-                },
-            },
-            // Getting a prompt only renders text.
-            destructive: false,
-            label: label.clone(),
-        });
+        ));
     }
 }
 
@@ -168,6 +154,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::tool::Target;
 
     fn prompt(value: Value) -> mcp::Prompt {
         serde_json::from_value(value).unwrap()

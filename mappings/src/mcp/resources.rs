@@ -29,11 +29,10 @@ use iri_string::template::simple_context::{SimpleContext, Value as TemplateValue
 use rmcp::model as mcp;
 use serde_json::{Map, Value, json};
 
-use super::{Identity, McpSource, may_add, taken};
+use super::{McpSource, may_add, taken};
 use crate::error::{Diagnostic, Mapped, Severity};
-use crate::naming;
-use crate::otc::{Schema, ToolDefinition, ToolId};
-use crate::tool::{MappedTool, McpRequest, Target};
+use crate::otc::Schema;
+use crate::tool::{MappedTool, McpRequest};
 
 /// The most resource templates taken from one server: each is a line of `ReadResourceTemplate`'s
 /// description and a value of its `enum`, so a server listing thousands would bloat the catalog.
@@ -47,11 +46,7 @@ pub fn add_resource_tools(
     mapped: &mut Mapped<MappedTool>,
 ) {
     // The version was reported, if it had to be, when the server's tools were mapped.
-    let Identity {
-        toolkit,
-        version,
-        label,
-    } = source.identity(&mut Vec::new());
+    let identity = source.identity(&mut Vec::new());
     let taken = taken(&mapped.tools);
     let server = server_name(source);
     let mut templates: Vec<&mcp::ResourceTemplate> = templates.iter().collect();
@@ -113,21 +108,13 @@ pub fn add_resource_tools(
         if !may_add(&taken, segment, "resource", &mut mapped.diagnostics) {
             continue;
         }
-        mapped.tools.push(MappedTool {
-            definition: ToolDefinition {
-                id: ToolId::exact(toolkit.clone(), segment, version),
-                name: naming::tool_name(&toolkit, segment),
-                description,
-                version,
-                input_schema: Schema::new(&input),
-                output_schema: Some(Schema::new(&output)),
-                requirements: None,
-            },
-            target: Target::Mcp { request },
-            // Reading never changes anything upstream.
-            destructive: false,
-            label: label.clone(),
-        });
+        mapped.tools.push(identity.feature_tool(
+            segment,
+            description,
+            Schema::new(&input),
+            Schema::new(&output),
+            request,
+        ));
     }
 }
 
@@ -434,6 +421,7 @@ pub fn listed_template<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::Target;
 
     fn template(uri: &str, name: &str) -> mcp::ResourceTemplate {
         serde_json::from_value(json!({"uriTemplate": uri, "name": name})).unwrap()
