@@ -170,7 +170,14 @@ async fn two_callers_never_share_a_private_entry_but_share_a_public_one() {
 #[tokio::test]
 async fn a_stale_answer_is_revalidated_with_its_etag_and_a_destructive_tool_is_never_cached() {
     let upstream = Upstream::start().await;
-    let path = super::write_config("cache", "etag", &config(&upstream, "{ttl_secs: 60}", ""));
+    let trail = std::env::temp_dir().join(format!("otc-cache-{}-audit.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&trail);
+    let audit = format!("audit: {{file: \"{}\"}}\n", trail.display());
+    let path = super::write_config(
+        "cache",
+        "etag",
+        &config(&upstream, "{ttl_secs: 60}", &audit),
+    );
     let mut bridge = serve(&path);
     let url = bridge.url().await;
     // `max-age=0` with an ETag: kept, stale at once, so every call revalidates.
@@ -219,6 +226,34 @@ async fn a_stale_answer_is_revalidated_with_its_etag_and_a_destructive_tool_is_n
     assert_eq!(call(&url, ALICE, READ, short.clone(), None).await, kept);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert!(answers(&call(&url, ALICE, READ, short, None).await) > answers(&kept));
+
+    // The audit trail says what the cache did for each call of a cached tool, and nothing for
+    // the destructive one.
+    bridge.interrupt().await;
+    let lines: Vec<Value> = std::fs::read_to_string(&trail)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|line: &Value| line.get("caller").is_some())
+        .collect();
+    let said: Vec<&str> = lines
+        .iter()
+        .map(|line| line.get("cache").and_then(Value::as_str).unwrap_or("-"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "miss",
+            "revalidated",
+            "-",
+            "-",
+            "miss",
+            "miss",
+            "hit",
+            "miss"
+        ],
+        "{lines:#?}"
+    );
 }
 
 #[tokio::test]
