@@ -13,3 +13,4 @@ mod mcp_host;
 mod openapi;
 mod properties;
 mod server;
+mod ui;
