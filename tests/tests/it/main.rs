@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod browser;
 mod cli;
 mod conformance;
 mod connections;
