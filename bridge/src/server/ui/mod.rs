@@ -177,6 +177,16 @@ async fn catalog_page(
             .map(str::trim)
             .filter(|t| !t.is_empty()),
         page: query.page.unwrap_or(1).max(1),
+        search: match (&state.settings().search, catalog.vectors()) {
+            (Some(_), Some(_)) => "meaning and words (the search model has embedded the tools)",
+            (Some(_), None) => "words only, until the search model has embedded the tools",
+            (None, _) => "words only (no search model configured)",
+        },
+        idempotency: state
+            .settings()
+            .idempotency
+            .as_deref()
+            .map(crate::idempotency::Idempotency::store_name),
     };
     html(StatusCode::OK, page.render())
 }

@@ -104,6 +104,10 @@ pub(super) struct CatalogPage<'a> {
     pub(super) metrics: Option<&'a Metrics>,
     pub(super) toolkit: Option<&'a str>,
     pub(super) page: usize,
+    /// How search ranks now: `words and meaning`, or `words only`.
+    pub(super) search: &'static str,
+    /// Where repeated `call_id`s are answered from; `None`: off.
+    pub(super) idempotency: Option<&'static str>,
 }
 
 /// One source's line in the table of sources.
@@ -165,6 +169,18 @@ impl CatalogPage<'_> {
                 section aria-labelledby="sources-h" {
                     h2 #sources-h { "Sources" }
                     (sources_table(&sources, self.metrics.is_some()))
+                    dl.facts {
+                        dt { "Search" } dd { (self.search) }
+                        dt { "Repeated call_ids" } dd {
+                            @match self.idempotency {
+                                Some(store) => { "answered once, from " (store) }
+                                None => "every call runs",
+                            }
+                        }
+                        dt { "Metrics" } dd {
+                            @if self.metrics.is_some() { "on (calls, errors and latency above are since start; GET /metrics)" } @else { "off" }
+                        }
+                    }
                 }
                 nav aria-labelledby="toolkits-h" {
                     h2 #toolkits-h { "Toolkits" }
