@@ -214,6 +214,16 @@ def keyed_flow(browser, keyed, key, shots):
     expect(page.get_by_role("heading", level=1)).to_contain_text("Hostile.Describe", timeout=10_000)
     check("a reload keeps the key in the tab")
     assert dialogs == [], dialogs
+
+    # The try-it form sends the key too: the call is authenticated.
+    page.locator("[data-name='text']").fill("hi")
+    page.answer = True
+    page.get_by_role("button", name="Call (asks first)").click()
+    expect(page.locator("#try-answer .answer-ok")).to_contain_text('"ok": true', timeout=15_000)
+    expect(page.locator("#try-curl")).to_contain_text('-H "X-API-Key: $OTC_API_KEY"')
+    assert key not in page.locator("#try-curl").inner_text(), "the curl line shows the key"
+    assert [d[0] for d in dialogs] == ["confirm"], dialogs
+    check("a call from the form carries the key; the curl line shows a placeholder, not the key")
     assert not errors, errors
     context.close()
 
