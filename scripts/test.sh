@@ -2,7 +2,7 @@
 # Runs every test of otc-bridge, installing first what the tests need (scripts/install-test-deps.sh:
 # pinned registry packages, the OpenAPI corpus, third-party MCP servers, the Python OTC and MCP
 # clients, the MCP conformance suite with its Node 22, the OAuth authorization server, Redis, the
-# search model, schemathesis), so nothing is skipped.
+# search model, schemathesis, the catalog page's browser), so nothing is skipped.
 #
 #   scripts/test.sh
 #

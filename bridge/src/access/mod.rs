@@ -16,7 +16,7 @@ pub(crate) use limits::{Admitted, Limited};
 pub use limits::{LimitConfig, LimitError, Limits, Per, RateLimitsConfig};
 pub use policies::{Effect, Policies, PolicyConfig, PolicyError, RuleTrace, Verdict};
 
-use crate::catalog::registry::Entry;
+use crate::catalog::registry::{Catalog, Entry};
 
 /// What one caller may see and call: the policies and limits applied to the caller.
 #[derive(Debug, Clone, Copy)]
@@ -57,4 +57,26 @@ impl<'a> View<'a> {
     pub(crate) fn sees(&self, entry: &Entry) -> bool {
         self.policies.sees(self.caller, entry)
     }
+}
+
+/// Whether the caller of `view` sees the tool at a position of `catalog.latest()`, for the search
+/// rankers' filter; `None` when it sees everything. Answers are kept per caller and catalog
+/// ([`Policies::visible_to`]), so a caller's next searches only read them. Every surface that
+/// searches (MCP `search_tools`, the catalog page) filters with this one.
+pub(crate) fn seen_in<'a>(
+    catalog: &'a Catalog,
+    view: View<'a>,
+) -> Option<impl Fn(usize) -> bool + Sync + 'a> {
+    if view.is_everything() {
+        return None;
+    }
+    let latest = catalog.latest();
+    let visible = view
+        .policies
+        .visible_to(view.caller, catalog.id(), latest.len());
+    Some(move |position: usize| {
+        visible.sees(position, || {
+            latest.get(position).is_some_and(|e| view.sees(e))
+        })
+    })
 }

@@ -72,6 +72,8 @@ pub(crate) async fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         super::status!("otc-bridge listening on {url} with {tools} tools (dialect {})", dialect_name(dialect));
         super::status!();
         super::status!("Try it (Ctrl-C stops the demo):");
+        super::status!("  # the catalog page: open it in a browser to browse, search and try the tools");
+        super::status!("  {url}/");
         super::status!("  # list the tools");
         super::status!("  curl -s {url}/tools");
         super::status!("  # a successful call (the REST service, through its OpenAPI document)");

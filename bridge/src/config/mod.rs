@@ -73,6 +73,8 @@ pub struct FileConfig {
     pub search: crate::catalog::semantic::SearchConfig,
     /// `GET /metrics`.
     pub metrics: MetricsConfig,
+    /// The catalog page (`GET /`, `/ui/…`); default on, `false` turns it off.
+    pub ui: Option<bool>,
     /// Where the state shared across calls lives (the `call_id` idempotency store): `memory`
     /// (default) or `redis://host:port/db` for replicas behind a load balancer.
     pub state: Option<String>,
@@ -277,6 +279,7 @@ impl Config {
             mcp,
             mut search,
             metrics,
+            ui,
             state,
             idempotency,
             cache,
@@ -337,6 +340,7 @@ impl Config {
             std::sync::Arc::new(crate::telemetry::metrics::Metrics::new(metrics.tool_label))
         });
         settings.metrics_public = metrics.public;
+        settings.ui = ui.unwrap_or(true);
         if let Some(model) = overrides.search_model {
             search.model = Some(model);
         }

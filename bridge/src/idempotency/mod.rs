@@ -107,6 +107,14 @@ type Key = [u8; 32];
 pub(crate) type Fingerprint = [u8; 32];
 
 impl Idempotency {
+    /// Where answers are kept, in a word: `memory` or `redis` (for the catalog page).
+    pub(crate) fn store_name(&self) -> &'static str {
+        match self.store {
+            Store::Memory(_) => "memory",
+            Store::Redis(_) => "redis",
+        }
+    }
+
     /// The store `state` names: `memory` (or nothing) or `redis://…`.
     pub async fn new(state: Option<&str>, config: &IdempotencyConfig) -> Result<Self, StoreError> {
         let window = Duration::from_secs(config.window_secs.max(1));

@@ -13,6 +13,9 @@
 //!    envelope parsed; a failure is a typed [`Rejection`] rendered in the caller's dialect;
 //! 5. the handlers in `routes`, where `call_tool` hands the parsed call to [`crate::call`].
 //!
+//! The catalog page (`GET /`, `/ui/…`, [`ui`]) sits behind the same guard; it authenticates each
+//! page itself, to answer a missing credential with a prompt rather than JSON.
+//!
 //! What a refusal says is decided in [`crate::rescue`] only (a [`crate::rescue::Refusal`]);
 //! [`reply`] writes it in the dialect.
 
@@ -36,6 +39,7 @@ pub(crate) mod mcp;
 mod numbers;
 mod reply;
 mod routes;
+mod ui;
 
 pub use auth::Authenticator;
 pub(crate) use extract::{CallEnvelope, ListEnvelope};
@@ -82,6 +86,8 @@ pub struct ServerSettings {
     pub policies: Arc<crate::access::Policies>,
     /// What each caller's calls count against (empty: no limits).
     pub limits: Arc<crate::access::Limits>,
+    /// Whether the catalog page (`GET /`, `/ui/…`) is served (`ui:`, default on).
+    pub ui: bool,
 }
 
 impl Default for ServerSettings {
@@ -103,6 +109,7 @@ impl Default for ServerSettings {
             search: None,
             policies: Arc::default(),
             limits: Arc::default(),
+            ui: true,
         }
     }
 }
@@ -197,6 +204,9 @@ pub fn app(state: AppState) -> Router {
         .merge(mcp)
         .route("/oauth/check/{id}", get(routes::check_authorization));
     let mut open = Router::new();
+    if settings.ui {
+        open = open.merge(ui::routes());
+    }
     if settings.telemetry.metrics.is_some() {
         // Behind server authentication unless the operator made it public (a scraper
         // without credentials on a private network).

@@ -58,6 +58,19 @@ fn refused_label(status: u16, with: impl FnOnce(&str)) {
     }
 }
 
+/// A source's calls as the catalog page shows them ([`Metrics::source_calls`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SourceCalls {
+    /// Calls counted.
+    pub(crate) calls: u64,
+    /// Of which did not end with a value.
+    pub(crate) errors: u64,
+    /// The median duration's bucket bound, in seconds (`None`: no call, or past the last bucket).
+    pub(crate) p50: Option<f64>,
+    /// The 99th percentile's bucket bound, in seconds.
+    pub(crate) p99: Option<f64>,
+}
+
 /// The bridge's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -312,6 +325,60 @@ impl Metrics {
     /// Counts an MCP `search_tools` call.
     pub(crate) fn search(&self) {
         self.searches.inc();
+    }
+
+    /// One source's calls since the bridge started, for the catalog page: how many, how many
+    /// failed (a tool error or a refusal), and the median and 99th percentile of their duration
+    /// as the upper bounds of the histogram's buckets. Read from the counters, never creating a
+    /// series that `/metrics` would then show.
+    pub(crate) fn source_calls(&self, source: &str) -> SourceCalls {
+        use prometheus::core::Collector as _;
+        let of_source = |m: &&prometheus::proto::Metric| {
+            m.get_label()
+                .iter()
+                .any(|l| l.name() == "source" && l.value() == source)
+        };
+        let mut calls = SourceCalls::default();
+        for family in self.calls.collect() {
+            for metric in family.get_metric().iter().filter(of_source) {
+                let count = metric.get_counter().get_value();
+                // Counts are whole numbers kept as f64 by the exposition format.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let count = count as u64;
+                calls.calls += count;
+                let success = metric
+                    .get_label()
+                    .iter()
+                    .any(|l| l.name() == "outcome" && l.value() == "success");
+                if !success {
+                    calls.errors += count;
+                }
+            }
+        }
+        for family in self.call_seconds.collect() {
+            for metric in family.get_metric().iter().filter(of_source) {
+                let histogram = metric.get_histogram();
+                let total = histogram.get_sample_count();
+                let quantile = |q: f64| {
+                    #[allow(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_sign_loss,
+                        clippy::cast_precision_loss
+                    )]
+                    let rank = ((total as f64) * q).ceil() as u64;
+                    histogram
+                        .get_bucket()
+                        .iter()
+                        .find(|b| b.cumulative_count() >= rank.max(1))
+                        .map(|b| b.upper_bound())
+                };
+                if total > 0 {
+                    calls.p50 = quantile(0.5);
+                    calls.p99 = quantile(0.99);
+                }
+            }
+        }
+        calls
     }
 
     /// The text exposition, with the sources' state read from `catalog` now.

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod browser;
 mod cli;
 mod conformance;
 mod connections;
@@ -13,3 +14,4 @@ mod mcp_host;
 mod openapi;
 mod properties;
 mod server;
+mod ui;

@@ -254,7 +254,7 @@ pub(crate) fn search(
     };
     let latest = catalog.latest();
     // The caller's view inside the rankers: a restricted caller still gets `limit` results.
-    let sees = seen_by(catalog, view);
+    let sees = crate::access::seen_in(catalog, view);
     let scope = otc_search::Scope {
         toolkit,
         allowed: sees
@@ -575,24 +575,6 @@ fn failure(failed: McpFailure) -> CallToolResult {
     result
 }
 
-/// Whether the caller of `view` sees the tool at a position of `catalog.latest()`, for the
-/// rankers' filter; `None` when it sees everything. Answers are kept per caller and catalog
-/// ([`crate::access::Policies::visible_to`]), so a caller's next searches only read them.
-fn seen_by<'a>(catalog: &'a Catalog, view: View<'a>) -> Option<impl Fn(usize) -> bool + Sync + 'a> {
-    if view.is_everything() {
-        return None;
-    }
-    let latest = catalog.latest();
-    let visible = view
-        .policies
-        .visible_to(view.caller, catalog.id(), latest.len());
-    Some(move |position: usize| {
-        visible.sees(position, || {
-            latest.get(position).is_some_and(|e| view.sees(e))
-        })
-    })
-}
-
 /// A refusal before the call, with the closest paths when `path` names no tool: the served
 /// name differing only in case, then what a search for its words finds.
 fn refused(catalog: &Catalog, view: View<'_>, refusal: Refusal, path: &str) -> CallToolResult {
@@ -602,7 +584,7 @@ fn refused(catalog: &Catalog, view: View<'_>, refusal: Refusal, path: &str) -> C
     };
     let name = path.split('@').next().unwrap_or_default();
     let latest = catalog.latest();
-    let sees = seen_by(catalog, view);
+    let sees = crate::access::seen_in(catalog, view);
     let scope = otc_search::Scope {
         toolkit: None,
         allowed: sees
