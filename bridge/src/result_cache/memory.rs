@@ -52,6 +52,11 @@ impl MemoryStore {
         }
     }
 
+    /// How many entries are kept, and their weight in bytes.
+    pub(super) fn size(&self) -> (usize, u64) {
+        (self.entries.len(), self.entries.weight())
+    }
+
     pub(super) fn get(&self, key: &Key) -> Option<Arc<Kept>> {
         let held = self.entries.get(key)?;
         if Instant::now() >= held.until {

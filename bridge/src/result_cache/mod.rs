@@ -221,6 +221,21 @@ impl ResultCache {
         }))
     }
 
+    /// Where answers are kept and how many, in words (for the catalog page).
+    pub(crate) fn describe(&self) -> String {
+        match &self.store {
+            Store::Memory(store, config) => {
+                let (entries, bytes) = store.get().map_or((0, 0), memory::MemoryStore::size);
+                format!(
+                    "in memory: {entries} answers, {} KiB of at most {} KiB",
+                    bytes / 1024,
+                    config.max_bytes / 1024
+                )
+            }
+            Store::Redis(_) => "in Redis, shared by every replica".to_owned(),
+        }
+    }
+
     /// The answer kept under `key`, fresh or not; `None` when there is none (or the store
     /// cannot be read, which is logged).
     pub(crate) async fn get(&self, key: &Key) -> Option<Arc<Kept>> {

@@ -187,6 +187,11 @@ async fn catalog_page(
             .idempotency
             .as_deref()
             .map(crate::idempotency::Idempotency::store_name),
+        cache: state
+            .settings()
+            .cache
+            .as_deref()
+            .map(crate::result_cache::ResultCache::describe),
     };
     html(StatusCode::OK, page.render())
 }

@@ -108,6 +108,8 @@ pub(super) struct CatalogPage<'a> {
     pub(super) search: &'static str,
     /// Where repeated `call_id`s are answered from; `None`: off.
     pub(super) idempotency: Option<&'static str>,
+    /// Where the answers of cached tools are kept, and how many; `None`: no store.
+    pub(super) cache: Option<String>,
 }
 
 /// One source's line in the table of sources.
@@ -175,6 +177,14 @@ impl CatalogPage<'_> {
                             @match self.idempotency {
                                 Some(store) => { "answered once, from " (store) }
                                 None => "every call runs",
+                            }
+                        }
+                        dt { "Cache of read-only calls" } dd {
+                            @let cached = visible.iter().filter(|e| e.shaping.as_ref().is_some_and(|s| s.cache.is_some())).count();
+                            @match (&self.cache, cached) {
+                                (Some(store), 1) => { "1 tool keeps its answers; " (store) }
+                                (Some(store), 2..) => { (cached) " tools keep their answers; " (store) }
+                                _ => "no tool keeps its answers (a source's cache: turns it on)",
                             }
                         }
                         dt { "Metrics" } dd {

@@ -100,6 +100,20 @@ async fn a_fresh_answer_is_served_from_memory_until_it_expires_and_a_caller_can_
     assert_eq!(metric(&url, "hit").await, 2);
     assert_eq!(metric(&url, "miss").await, 2);
     assert_eq!(metric(&url, "bypassed").await, 1);
+    // The catalog page says which tools keep their answers, and where.
+    let page = reqwest::Client::new()
+        .get(format!("{url}/"))
+        .header("x-api-key", ALICE)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("1 tool keeps its answers; in memory: 2 answers"),
+        "{page}"
+    );
 
     // The MCP edge reads the same entries (the same caller, the same input), and its callers
     // can refresh them the same way.
