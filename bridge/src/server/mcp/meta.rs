@@ -31,6 +31,7 @@ use super::kept::KeptResults;
 use crate::access::View;
 use crate::call::{self, Call};
 use crate::catalog::registry::{Catalog, Entry};
+use crate::catalog::summary;
 use crate::rescue::{ApiError, Extra, Refusal};
 use crate::result_cache::Directive;
 use crate::telemetry::events::Edge;
@@ -51,8 +52,6 @@ pub(crate) const DEFAULT_LIMIT: usize = 10;
 pub(crate) const MAX_LIMIT: usize = 50;
 /// How many matches `total` counts at most.
 const MAX_TOTAL: usize = 1000;
-/// The longest summary, in characters.
-const SUMMARY_CHARS: usize = 200;
 
 /// What the server tells hosts about itself (`instructions`).
 pub(crate) const INSTRUCTIONS: &str = "This server gives access to a catalog of tools (REST APIs and MCP servers) through three tools. \
@@ -616,33 +615,9 @@ fn requires(def: &ToolDefinition) -> Vec<String> {
     ids
 }
 
-/// The first sentence (or line) of a description, at most [`SUMMARY_CHARS`] characters.
-pub(crate) fn summary(description: &str) -> String {
-    let text = description.trim();
-    let line = text.lines().next().unwrap_or_default().trim();
-    let sentence = line
-        .match_indices(". ")
-        .next()
-        .map_or(line, |(end, _)| &line[..=end]);
-    match sentence.char_indices().nth(SUMMARY_CHARS) {
-        None => sentence.to_owned(),
-        Some((cut, _)) => format!("{}…", sentence[..cut].trim_end()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_summary_is_the_first_sentence_within_bounds() {
-        assert_eq!(summary("Gets a repo. Then more."), "Gets a repo.");
-        assert_eq!(summary("  First line\nsecond line"), "First line");
-        assert_eq!(summary("v1.2 is out"), "v1.2 is out");
-        let long = "x".repeat(500);
-        assert_eq!(summary(&long).chars().count(), SUMMARY_CHARS + 1);
-        assert_eq!(summary(""), "");
-    }
 
     #[test]
     fn a_search_longer_than_a_request_is_refused_by_its_length() {

@@ -15,7 +15,7 @@ use super::schema;
 use crate::access::View;
 use crate::catalog::registry::{Catalog, Entry};
 use crate::catalog::semantic::Semantic;
-use crate::server::mcp::meta::summary;
+use crate::catalog::summary;
 use crate::telemetry::metrics::{Metrics, SourceCalls};
 
 /// Tools listed on one page of `GET /`: a catalog of 10,000 tools is 100 pages of a few dozen

@@ -337,7 +337,7 @@ pub(super) fn fields(schema: &Value) -> Markup {
                                 aria-describedby={ (help) " " (error) };
                         }
                     }
-                    p.help id=(help) { @if let Some(d) = description { (crate::server::mcp::meta::summary(d)) } }
+                    p.help id=(help) { @if let Some(d) = description { (crate::catalog::summary(d)) } }
                     p.field-error id=(error) {}
                 }
             }
