@@ -148,6 +148,13 @@ impl AppState {
         auth: Option<Authenticator>,
     ) -> Self {
         let guard = guard::Guard::new(&settings);
+        // The catalog page shows the last minutes of each source's calls: snapshots of the
+        // counters, taken in the background (nothing is added to the call path).
+        if settings.ui
+            && let Some(metrics) = &settings.telemetry.metrics
+        {
+            crate::telemetry::metrics::Metrics::sample_while_alive(metrics);
+        }
         let rules = Rules {
             auth,
             policies: Arc::clone(&settings.policies),

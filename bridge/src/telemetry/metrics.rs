@@ -23,8 +23,8 @@
 //! no tool id and hashes no label strings.
 
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
 
 use prometheus::{
     Encoder as _, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts,
@@ -69,7 +69,28 @@ pub(crate) struct SourceCalls {
     pub(crate) p50: Option<f64>,
     /// The 99th percentile's bucket bound, in seconds.
     pub(crate) p99: Option<f64>,
+    /// Calls per second over the time counted.
+    pub(crate) per_second: f64,
+    /// The time counted: [`WINDOW`], or since start on a younger bridge.
+    pub(crate) over: Duration,
 }
+
+/// How far back the catalog page's figures reach.
+pub(crate) const WINDOW: Duration = Duration::from_secs(300);
+/// How often the counters are sampled for it.
+pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(15);
+
+/// One source's counters at one moment.
+#[derive(Debug, Clone, Default)]
+struct Counts {
+    calls: u64,
+    errors: u64,
+    /// The duration histogram's (upper bound, cumulative count) pairs.
+    buckets: Vec<(f64, u64)>,
+}
+
+/// Snapshots of every source's counters, oldest first, reaching back at most [`WINDOW`].
+type Snapshots = std::collections::VecDeque<(Instant, HashMap<String, Counts>)>;
 
 /// The bridge's metrics.
 #[derive(Debug)]
@@ -88,6 +109,8 @@ pub struct Metrics {
     cache: IntCounterVec,
     tool_label: bool,
     tools: RwLock<ToolCache>,
+    /// What the catalog page's figures are differences of ([`Metrics::sample`]).
+    recent: Mutex<Snapshots>,
 }
 
 /// The label sets of the catalog entries called so far, by the entry's address. The `Weak` keeps
@@ -243,6 +266,8 @@ impl Metrics {
             cache,
             tool_label,
             tools: RwLock::default(),
+            // Zero at start: a bridge younger than the window counts since start.
+            recent: Mutex::new(Snapshots::from([(Instant::now(), HashMap::new())])),
         }
     }
 
@@ -327,58 +352,135 @@ impl Metrics {
         self.searches.inc();
     }
 
-    /// One source's calls since the bridge started, for the catalog page: how many, how many
-    /// failed (a tool error or a refusal), and the median and 99th percentile of their duration
-    /// as the upper bounds of the histogram's buckets. Read from the counters, never creating a
-    /// series that `/metrics` would then show.
-    pub(crate) fn source_calls(&self, source: &str) -> SourceCalls {
+    /// Every source's counters now: calls, failures, and the duration histogram's cumulative
+    /// buckets. Read from the counters, never creating a series that `/metrics` would then show.
+    fn counts(&self) -> HashMap<String, Counts> {
         use prometheus::core::Collector as _;
-        let of_source = |m: &&prometheus::proto::Metric| {
+        let source_of = |m: &prometheus::proto::Metric| {
             m.get_label()
                 .iter()
-                .any(|l| l.name() == "source" && l.value() == source)
+                .find(|l| l.name() == "source")
+                .map(|l| l.value().to_owned())
+                .unwrap_or_default()
         };
-        let mut calls = SourceCalls::default();
+        let mut counts: HashMap<String, Counts> = HashMap::new();
         for family in self.calls.collect() {
-            for metric in family.get_metric().iter().filter(of_source) {
-                let count = metric.get_counter().get_value();
+            for metric in family.get_metric() {
                 // Counts are whole numbers kept as f64 by the exposition format.
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let count = count as u64;
-                calls.calls += count;
+                let count = metric.get_counter().get_value() as u64;
                 let success = metric
                     .get_label()
                     .iter()
                     .any(|l| l.name() == "outcome" && l.value() == "success");
+                let of = counts.entry(source_of(metric)).or_default();
+                of.calls += count;
                 if !success {
-                    calls.errors += count;
+                    of.errors += count;
                 }
             }
         }
         for family in self.call_seconds.collect() {
-            for metric in family.get_metric().iter().filter(of_source) {
+            for metric in family.get_metric() {
                 let histogram = metric.get_histogram();
-                let total = histogram.get_sample_count();
-                let quantile = |q: f64| {
-                    #[allow(
-                        clippy::cast_possible_truncation,
-                        clippy::cast_sign_loss,
-                        clippy::cast_precision_loss
-                    )]
-                    let rank = ((total as f64) * q).ceil() as u64;
-                    histogram
-                        .get_bucket()
-                        .iter()
-                        .find(|b| b.cumulative_count() >= rank.max(1))
-                        .map(|b| b.upper_bound())
-                };
-                if total > 0 {
-                    calls.p50 = quantile(0.5);
-                    calls.p99 = quantile(0.99);
-                }
+                counts.entry(source_of(metric)).or_default().buckets = histogram
+                    .get_bucket()
+                    .iter()
+                    .map(|b| (b.upper_bound(), b.cumulative_count()))
+                    .collect();
             }
         }
-        calls
+        counts
+    }
+
+    /// Keeps a snapshot of every source's counters and forgets those older than [`WINDOW`]:
+    /// what [`Metrics::source_calls`] takes differences of. Called every [`SAMPLE_EVERY`] by
+    /// [`Metrics::sample_while_alive`].
+    pub(crate) fn sample(&self) {
+        let now = Instant::now();
+        let counts = self.counts();
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.push_back((now, counts));
+        // The oldest kept is at most WINDOW old, and one is always kept.
+        while recent.len() > 1
+            && recent
+                .get(1)
+                .is_some_and(|(at, _)| now.duration_since(*at) >= WINDOW)
+        {
+            recent.pop_front();
+        }
+    }
+
+    /// Samples `metrics` every [`SAMPLE_EVERY`] on the current runtime, until it is dropped.
+    pub(crate) fn sample_while_alive(metrics: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let metrics = Arc::downgrade(metrics);
+        runtime.spawn(async move {
+            let mut every = tokio::time::interval(SAMPLE_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            every.tick().await;
+            loop {
+                every.tick().await;
+                let Some(metrics) = metrics.upgrade() else {
+                    return;
+                };
+                metrics.sample();
+            }
+        });
+    }
+
+    /// One source's calls over the last minutes, for the catalog page: how many (and per
+    /// second), how many failed (a tool error or a refusal), and the median and 99th
+    /// percentile of their duration as the upper bounds of the histogram's buckets; the
+    /// difference between the counters now and the oldest snapshot kept (at most [`WINDOW`]
+    /// old; since start on a younger bridge).
+    pub(crate) fn source_calls(&self, source: &str) -> SourceCalls {
+        let now = self.counts().remove(source).unwrap_or_default();
+        let (since, then) = {
+            let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+            match recent.front() {
+                Some((at, counts)) => (*at, counts.get(source).cloned().unwrap_or_default()),
+                None => (Instant::now(), Counts::default()),
+            }
+        };
+        let calls = now.calls.saturating_sub(then.calls);
+        let buckets: Vec<(f64, u64)> = now
+            .buckets
+            .iter()
+            .map(|&(bound, count)| {
+                let before = then
+                    .buckets
+                    .iter()
+                    .find(|(b, _)| *b == bound)
+                    .map_or(0, |(_, c)| *c);
+                (bound, count.saturating_sub(before))
+            })
+            .collect();
+        let total = buckets.last().map_or(0, |(_, c)| *c).max(calls);
+        let quantile = |q: f64| {
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                clippy::cast_precision_loss
+            )]
+            let rank = ((total as f64) * q).ceil() as u64;
+            buckets
+                .iter()
+                .find(|(_, count)| *count >= rank.max(1))
+                .map(|(bound, _)| *bound)
+        };
+        let over = since.elapsed();
+        SourceCalls {
+            calls,
+            errors: now.errors.saturating_sub(then.errors),
+            #[allow(clippy::cast_precision_loss)]
+            per_second: calls as f64 / over.as_secs_f64().max(1.0),
+            p50: (total > 0).then(|| quantile(0.5)).flatten(),
+            p99: (total > 0).then(|| quantile(0.99)).flatten(),
+            over,
+        }
     }
 
     /// The text exposition, with the sources' state read from `catalog` now.
@@ -427,6 +529,41 @@ mod tests {
 
     use super::*;
     use crate::catalog::policy::SourcePolicy;
+
+    #[test]
+    fn the_catalog_pages_figures_cover_the_last_minutes() {
+        let metrics = Metrics::new(true);
+        let count = |n| {
+            metrics
+                .calls
+                .with_label_values(&["s", "T.a", "success"])
+                .inc_by(n);
+        };
+        count(2);
+        metrics.sample();
+        count(3);
+        // A young bridge counts since start.
+        assert_eq!(metrics.source_calls("s").calls, 5);
+        // Once the first snapshots are older than the window, they are forgotten: the figures
+        // are what happened since the oldest one kept.
+        let now = Instant::now();
+        if let (Some(long_ago), Some(window_ago)) = (
+            now.checked_sub(WINDOW + SAMPLE_EVERY * 2),
+            now.checked_sub(WINDOW + SAMPLE_EVERY),
+        ) {
+            {
+                let mut recent = metrics.recent.lock().unwrap();
+                recent[0].0 = long_ago;
+                recent[1].0 = window_ago;
+            }
+            metrics.sample();
+            assert_eq!(metrics.recent.lock().unwrap().len(), 2);
+            let calls = metrics.source_calls("s");
+            assert_eq!((calls.calls, calls.errors), (3, 0));
+            assert!(calls.over >= WINDOW, "{:?}", calls.over);
+        }
+        assert_eq!(metrics.source_calls("other").calls, 0);
+    }
 
     fn entry(adapter: &Arc<FakeAdapter>) -> Arc<Entry> {
         let tool = futures::executor::block_on(adapter.list_tools())

@@ -444,7 +444,8 @@ async fn a_tool_page_shows_its_lockfile_state() {
     bridge.kill().await.unwrap();
 }
 
-/// With metrics on, the sources table counts each source's calls, errors and latency.
+/// With metrics on, the sources table counts each source's calls (and per second), errors and
+/// latency over the last minutes.
 #[tokio::test]
 async fn the_sources_table_counts_calls_when_metrics_are_on() {
     let mut settings = ServerSettings::default();
@@ -464,8 +465,8 @@ async fn the_sources_table_counts_calls_when_metrics_are_on() {
     assert!(body.contains("<th scope=\"col\">p99</th>"), "{body}");
     // notes: two calls, one refused (422); vault: none.
     assert!(
-        body.contains("<th scope=\"row\">notes</th><td>MCP</td><td><span class=\"state state-ready\">ready</span></td><td class=\"num\">2</td><td class=\"num\">2</td><td class=\"num\">1</td><td class=\"num\">≤ "),
+        body.contains("<th scope=\"row\">notes</th><td>MCP</td><td><span class=\"state state-ready\">ready</span></td><td class=\"num\">2</td><td class=\"num\">2</td><td class=\"num\">2.00</td><td class=\"num\">1</td><td class=\"num\">≤ "),
         "{body}"
     );
-    assert!(body.contains("<th scope=\"row\">vault</th><td>MCP</td><td><span class=\"state state-ready\">ready</span></td><td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">–</td>"), "{body}");
+    assert!(body.contains("<th scope=\"row\">vault</th><td>MCP</td><td><span class=\"state state-ready\">ready</span></td><td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">0.00</td><td class=\"num\">0</td><td class=\"num\">–</td>"), "{body}");
 }

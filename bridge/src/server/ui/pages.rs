@@ -188,7 +188,11 @@ impl CatalogPage<'_> {
                             }
                         }
                         dt { "Metrics" } dd {
-                            @if self.metrics.is_some() { "on (calls, errors and latency above are since start; GET /metrics)" } @else { "off" }
+                            @if self.metrics.is_some() {
+                                @let over = sources.iter().filter_map(|s| s.calls).map(|c| c.over.as_secs()).max().unwrap_or(0);
+                                "on (calls, errors and latency above cover the last " (over / 60) " min " (over % 60) " s, at most "
+                                (crate::telemetry::metrics::WINDOW.as_secs() / 60) " minutes; GET /metrics)"
+                            } @else { "off" }
                         }
                     }
                 }
@@ -273,6 +277,7 @@ fn sources_table(sources: &[SourceLine], metrics: bool) -> Markup {
                 th scope="col" { "Tools" }
                 @if metrics {
                     th scope="col" { "Calls" }
+                    th scope="col" { "Calls/s" }
                     th scope="col" { "Errors" }
                     th scope="col" { "p50" }
                     th scope="col" { "p99" }
@@ -296,11 +301,12 @@ fn sources_table(sources: &[SourceLine], metrics: bool) -> Markup {
                             @match &s.calls {
                                 Some(calls) => {
                                     td.num { (calls.calls) }
+                                    td.num { (format!("{:.2}", calls.per_second)) }
                                     td.num { (calls.errors) }
                                     td.num { (seconds(calls.p50)) }
                                     td.num { (seconds(calls.p99)) }
                                 }
-                                None => { td {} td {} td {} td {} }
+                                None => { td {} td {} td {} td {} td {} }
                             }
                         }
                         td { @if let Some(reason) = reason { (reason) } }
