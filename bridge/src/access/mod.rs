@@ -80,3 +80,37 @@ pub(crate) fn seen_in<'a>(
         })
     })
 }
+
+/// What the caller of `view` finds in `catalog` for `query` (at most `limit` tools, only in
+/// `toolkit` when given): both rankers once `semantic`'s model has embedded this catalog, the
+/// words alone until then, and only tools the caller sees ([`seen_in`], inside the rankers, so
+/// a restricted caller still gets `limit` results). MCP `search_tools` and the catalog page both
+/// search through this.
+pub(crate) fn search(
+    catalog: &Catalog,
+    view: View<'_>,
+    semantic: Option<&crate::catalog::semantic::Semantic>,
+    query: &str,
+    toolkit: Option<&str>,
+    limit: usize,
+) -> otc_search::Answer {
+    let embed = |text: &str| semantic?.embed_query(text);
+    let meaning = match (semantic, catalog.vectors()) {
+        (Some(_), Some(vectors)) => Some(otc_search::Meaning {
+            vectors,
+            embed: &embed,
+            bars: otc_search::Bars::default(),
+        }),
+        _ => None,
+    };
+    let sees = seen_in(catalog, view);
+    let scope = otc_search::Scope {
+        toolkit,
+        allowed: sees
+            .as_ref()
+            .map(|sees| sees as &(dyn Fn(usize) -> bool + Sync)),
+    };
+    catalog
+        .search_index()
+        .find(query, limit, scope, meaning.as_ref())
+}

@@ -242,27 +242,15 @@ pub(crate) fn search(
         .map(str::trim)
         .filter(|t| !t.is_empty());
     // Both rankers once the model has embedded this catalog; the words alone until then.
-    let embed = |text: &str| settings.search.as_ref()?.embed_query(text);
-    let meaning = match (&settings.search, catalog.vectors()) {
-        (Some(_), Some(vectors)) => Some(otc_search::Meaning {
-            vectors,
-            embed: &embed,
-            bars: otc_search::Bars::default(),
-        }),
-        _ => None,
-    };
     let latest = catalog.latest();
-    // The caller's view inside the rankers: a restricted caller still gets `limit` results.
-    let sees = crate::access::seen_in(catalog, view);
-    let scope = otc_search::Scope {
+    let answer = crate::access::search(
+        catalog,
+        view,
+        settings.search.as_deref(),
+        query,
         toolkit,
-        allowed: sees
-            .as_ref()
-            .map(|sees| sees as &(dyn Fn(usize) -> bool + Sync)),
-    };
-    let answer = catalog
-        .search_index()
-        .find(query, MAX_TOTAL, scope, meaning.as_ref());
+        MAX_TOTAL,
+    );
     let several = answer.parts.len() > 1;
     let mut text = String::new();
     let results: Vec<Value> = answer

@@ -401,25 +401,7 @@ pub(super) fn search(
             otc_search::MAX_QUERY_CHARS
         ));
     }
-    let embed = |text: &str| semantic?.embed_query(text);
-    let meaning = match (semantic, catalog.vectors()) {
-        (Some(_), Some(vectors)) => Some(otc_search::Meaning {
-            vectors,
-            embed: &embed,
-            bars: otc_search::Bars::default(),
-        }),
-        _ => None,
-    };
-    let sees = crate::access::seen_in(catalog, view);
-    let scope = otc_search::Scope {
-        toolkit,
-        allowed: sees
-            .as_ref()
-            .map(|sees| sees as &(dyn Fn(usize) -> bool + Sync)),
-    };
-    let answer = catalog
-        .search_index()
-        .find(query, 1000, scope, meaning.as_ref());
+    let answer = crate::access::search(catalog, view, semantic, query, toolkit, 1000);
     let latest = catalog.latest();
     let several = answer.parts.len() > 1;
     let hits = answer
@@ -438,7 +420,7 @@ pub(super) fn search(
         hits,
         total: answer.hits.len(),
         refusal: None,
-        semantic: meaning.is_some(),
+        semantic: semantic.is_some() && catalog.vectors().is_some(),
     }
 }
 
