@@ -734,10 +734,13 @@ mod tests {
             ..Telemetry::default()
         };
         let count = |outcome: &str, source: &str, tool: &str| {
+            // The toolkit is the tool id's first segment (none for a refusal before the tool).
+            let toolkit = tool.split_once('.').map_or("", |(toolkit, _)| toolkit);
             let labels = [
                 format!(r#"outcome="{outcome}""#),
                 format!(r#"source="{source}""#),
                 format!(r#"tool="{tool}""#),
+                format!(r#"toolkit="{toolkit}""#),
             ];
             let text = metrics.render(&catalog);
             text.lines()
@@ -771,7 +774,9 @@ mod tests {
         assert_eq!(count("400", "", ""), 1);
         let seconds = metrics.render(&catalog);
         assert!(
-            seconds.contains(r#"otc_bridge_call_duration_seconds_count{source="kit"} 2"#),
+            seconds.contains(
+                r#"otc_bridge_call_duration_seconds_count{source="kit",toolkit="Kit"} 2"#
+            ),
             "{seconds}"
         );
         assert!(

@@ -5,8 +5,9 @@ for Python (both installed by scripts/install-browser.sh), against bridges the R
     catalog_page.py DEMO_URL KEYED_URL KEY AXE_JS [SCREENSHOT_DIR]
 
 DEMO_URL is `otc-bridge demo`; KEYED_URL a bridge with the API key KEY whose catalog has a tool
-with a hostile description (`Hostile.Describe`). AXE_JS is npm axe-core's axe.min.js. Prints one
-line per check and `browser: ok` at the end; any failure raises (exit status 1).
+with a hostile description (`Hostile.Describe`) and one whose schema uses `$ref`, `oneOf`, `anyOf`,
+`allOf`, `multipleOf` and `uniqueItems` (`Shapes.Plan`). AXE_JS is npm axe-core's axe.min.js.
+Prints one line per check and `browser: ok` at the end; any failure raises (exit status 1).
 """
 
 import json
@@ -144,6 +145,46 @@ def demo_flow(browser, demo, shots):
     context.close()
 
 
+# Inputs `Shapes.Plan` refuses, each for reasons the page must word as the server does.
+SHAPES_INPUTS = [
+    {"width": 3},
+    {"width": 0, "tags": ["a", "b", "a"]},
+    {"width": 2, "shape": "triangle"},
+    {"width": 2, "shape": {"sides": 3}},
+    {"width": 2, "shape": {"sides": 4}, "colour": "red"},
+    {"width": 2, "step": 0.3, "range": {"high": 1}},
+    {"width": 2, "step": 0.75, "range": 5, "layer": 1},
+    {"width": 2, "extra": 1, "tags": [1, 1.0]},
+    {"tags": "x", "colour": None, "layer": -1.5},
+    {"width": 2, "owner": {"nick": "x"}},
+    {"width": 2, "owner": {"name": 1, "nick": "x", "team": "y"}},
+]
+
+
+def validation_matches_the_server(page, keyed, key):
+    """The try-it form validates in the page with the server's own words: for each input, the
+    errors shown before sending are exactly the `parameter_errors` of the bridge's 422 for it."""
+    page.goto(keyed + "/ui/tools/Shapes.Plan")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Shapes.Plan", timeout=10_000)
+    call = """async ([key, input]) => {
+        const res = await fetch('/tools/call', {method: 'POST', credentials: 'omit',
+            headers: {'Content-Type': 'application/json', 'X-API-Key': key},
+            body: JSON.stringify({request: {tool_id: 'Shapes.Plan', input}})});
+        return [res.status, await res.json()];
+    }"""
+    for shape in SHAPES_INPUTS:
+        page.locator("#try-json").fill(json.dumps(shape))
+        page.locator("#try button[type=submit]").click()
+        expect(page.locator("#try-errors li").first).to_be_visible()
+        shown = dict(li.split(": ", 1) for li in page.locator("#try-errors li").all_inner_texts())
+        status, answer = page.evaluate(call, [key, shape])
+        assert status == 422, (shape, status, answer)
+        assert shown == answer["parameter_errors"], (shape, shown, answer["parameter_errors"])
+        expect(page.locator("#try-answer")).to_contain_text("Nothing sent yet")
+    check(f"$ref, oneOf, anyOf, allOf, multipleOf, uniqueItems: {len(SHAPES_INPUTS)} inputs refused "
+          "before sending, with the server's own messages")
+
+
 def axe_check(browser, url, axe_js, label, key=None):
     """axe-core's checks on a page: no serious or critical violation. The script is injected with
     the CSP bypassed (the page's own CSP rightly refuses it), in a context of its own."""
@@ -224,6 +265,7 @@ def keyed_flow(browser, keyed, key, shots):
     assert key not in page.locator("#try-curl").inner_text(), "the curl line shows the key"
     assert [d[0] for d in dialogs] == ["confirm"], dialogs
     check("a call from the form carries the key; the curl line shows a placeholder, not the key")
+    validation_matches_the_server(page, keyed, key)
     assert not errors, errors
     context.close()
 

@@ -3,8 +3,8 @@
 //!
 //! | metric | labels | what |
 //! |---|---|---|
-//! | `otc_bridge_calls_total` | `source`, `tool`, `outcome` | calls by outcome: `success`, `tool_error`, or the refusal's status (`400`, `401`, `422`, …) |
-//! | `otc_bridge_call_duration_seconds` | `source` | whole call, as the caller waits for it |
+//! | `otc_bridge_calls_total` | `source`, `toolkit`, `tool`, `outcome` | calls by outcome: `success`, `tool_error`, or the refusal's status (`400`, `401`, `422`, …) |
+//! | `otc_bridge_call_duration_seconds` | `source`, `toolkit` | whole call, as the caller waits for it |
 //! | `otc_bridge_upstream_duration_seconds` | `source` | the upstream's part |
 //! | `otc_bridge_calls_in_flight` | `source` | calls waiting for their upstream |
 //! | `otc_bridge_source_up` | `source` | 1 when ready, else 0 |
@@ -17,6 +17,14 @@
 //! Cardinality is bounded by the catalog: `tool` takes only ids the catalog serves (a refusal
 //! before a tool is resolved has `tool=""`), and `metrics: {tool_label: false}` drops it for
 //! catalogs of thousands. Source gauges are read from the catalog when scraped, not kept.
+//!
+//! **Why `toolkit` beside `source`.** They are not the same thing: a source's name is its
+//! configuration key (`github-rest`), its toolkit the first segment of its tool ids (`Github`),
+//! and several sources may serve one toolkit (the REST API and the MCP server of one product,
+//! or two versions of one API side by side, each from its own document). What people ask of
+//! health is per toolkit, the name they call tools by; what operators restart is a source. The
+//! label costs a call nothing: it is part of the label set looked up once per catalog entry,
+//! and adds no series, as an entry has one toolkit and one source.
 //!
 //! Calls are counted by [`crate::telemetry::events`], never by an edge. A call's label values
 //! are looked up once per catalog entry ([`Metrics::tool`]) and kept, so counting a call formats
@@ -58,9 +66,9 @@ fn refused_label(status: u16, with: impl FnOnce(&str)) {
     }
 }
 
-/// A source's calls as the catalog page shows them ([`Metrics::source_calls`]).
+/// A toolkit's calls as the catalog page shows them ([`Metrics::recent_calls`]).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct SourceCalls {
+pub(crate) struct RecentCalls {
     /// Calls counted.
     pub(crate) calls: u64,
     /// Of which did not end with a value.
@@ -71,8 +79,21 @@ pub(crate) struct SourceCalls {
     pub(crate) p99: Option<f64>,
     /// Calls per second over the time counted.
     pub(crate) per_second: f64,
+}
+
+/// Every toolkit's calls over the last minutes ([`Metrics::recent_calls`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Recent {
     /// The time counted: [`WINDOW`], or since start on a younger bridge.
     pub(crate) over: Duration,
+    toolkits: HashMap<String, RecentCalls>,
+}
+
+impl Recent {
+    /// One toolkit's calls (none counted: zero).
+    pub(crate) fn toolkit(&self, toolkit: &str) -> RecentCalls {
+        self.toolkits.get(toolkit).copied().unwrap_or_default()
+    }
 }
 
 /// How far back the catalog page's figures reach.
@@ -80,7 +101,7 @@ pub(crate) const WINDOW: Duration = Duration::from_secs(300);
 /// How often the counters are sampled for it.
 pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(15);
 
-/// One source's counters at one moment.
+/// One toolkit's counters at one moment.
 #[derive(Debug, Clone, Default)]
 struct Counts {
     calls: u64,
@@ -89,7 +110,7 @@ struct Counts {
     buckets: Vec<(f64, u64)>,
 }
 
-/// Snapshots of every source's counters, oldest first, reaching back at most [`WINDOW`].
+/// Snapshots of every toolkit's counters, oldest first, reaching back at most [`WINDOW`].
 type Snapshots = std::collections::VecDeque<(Instant, HashMap<String, Counts>)>;
 
 /// The bridge's metrics.
@@ -127,6 +148,7 @@ struct ToolCache {
 #[derive(Debug)]
 pub(crate) struct ToolMetrics {
     source: Box<str>,
+    toolkit: Box<str>,
     /// The tool id, or empty when `tool_label` is off.
     tool: Box<str>,
     success: IntCounter,
@@ -189,25 +211,27 @@ impl Metrics {
             let _ = registry.register(Box::new(metric.clone()));
             metric
         };
-        let histogram = |name: &str, help: &str| {
+        let histogram = |name: &str, help: &str, labels: &[&str]| {
             let opts = HistogramOpts::new(name, help).buckets(BUCKETS.to_vec());
-            let metric = HistogramVec::new(opts, &["source"])
+            let metric = HistogramVec::new(opts, labels)
                 .unwrap_or_else(|e| unreachable!("metric {name}: {e}"));
             let _ = registry.register(Box::new(metric.clone()));
             metric
         };
         let calls = counter(
             "otc_bridge_calls_total",
-            "Tool calls by source, tool and outcome (success, tool_error, or the refusal's HTTP status).",
-            &["source", "tool", "outcome"],
+            "Tool calls by source, toolkit, tool and outcome (success, tool_error, or the refusal's HTTP status).",
+            &["source", "toolkit", "tool", "outcome"],
         );
         let call_seconds = histogram(
             "otc_bridge_call_duration_seconds",
             "Time from a call's arrival to its answer.",
+            &["source", "toolkit"],
         );
         let upstream_seconds = histogram(
             "otc_bridge_upstream_duration_seconds",
             "Time spent waiting for the upstream.",
+            &["source"],
         );
         let in_flight = gauge(
             "otc_bridge_calls_in_flight",
@@ -280,6 +304,7 @@ impl Metrics {
         }
         drop(cached);
         let source = entry.adapter.name();
+        let toolkit = entry.definition().id.toolkit.as_str();
         let tool = if self.tool_label {
             entry.definition().id.to_string()
         } else {
@@ -288,14 +313,18 @@ impl Metrics {
         let labelled = Arc::new(ToolMetrics {
             success: self
                 .calls
-                .with_label_values(&[source, tool.as_str(), "success"]),
-            tool_error: self
-                .calls
-                .with_label_values(&[source, tool.as_str(), "tool_error"]),
-            call_seconds: self.call_seconds.with_label_values(&[source]),
+                .with_label_values(&[source, toolkit, tool.as_str(), "success"]),
+            tool_error: self.calls.with_label_values(&[
+                source,
+                toolkit,
+                tool.as_str(),
+                "tool_error",
+            ]),
+            call_seconds: self.call_seconds.with_label_values(&[source, toolkit]),
             upstream_seconds: self.upstream_seconds.with_label_values(&[source]),
             in_flight: self.in_flight.with_label_values(&[source]),
             source: source.into(),
+            toolkit: toolkit.into(),
             tool: tool.into(),
         });
         let mut cache = self.tools.write().unwrap_or_else(PoisonError::into_inner);
@@ -310,25 +339,28 @@ impl Metrics {
         Arc::clone(tool)
     }
 
-    /// Counts a refused call: under its tool when it was resolved, else with `source` and `tool`
-    /// empty.
+    /// Counts a refused call: under its tool when it was resolved, else with `source`,
+    /// `toolkit` and `tool` empty.
     pub(crate) fn refused(&self, tool: Option<&ToolMetrics>, status: u16, elapsed: Duration) {
-        let (source, id) = tool.map_or(("", ""), |t| (&*t.source, &*t.tool));
+        let (source, toolkit, id) =
+            tool.map_or(("", "", ""), |t| (&*t.source, &*t.toolkit, &*t.tool));
         refused_label(status, |outcome| {
-            self.calls.with_label_values(&[source, id, outcome]).inc();
+            self.calls
+                .with_label_values(&[source, toolkit, id, outcome])
+                .inc();
         });
         match tool {
             Some(tool) => tool.call_seconds.observe(elapsed.as_secs_f64()),
             None => self
                 .call_seconds
-                .with_label_values(&[""])
+                .with_label_values(&["", ""])
                 .observe(elapsed.as_secs_f64()),
         }
     }
 
     /// Counts a call refused by server authentication (401): no source or tool is known.
     pub(crate) fn unauthorized(&self) {
-        self.calls.with_label_values(&["", "", "401"]).inc();
+        self.calls.with_label_values(&["", "", "", "401"]).inc();
     }
 
     /// Counts a tool list on `edge` (`otc` or `mcp`).
@@ -352,14 +384,15 @@ impl Metrics {
         self.searches.inc();
     }
 
-    /// Every source's counters now: calls, failures, and the duration histogram's cumulative
-    /// buckets. Read from the counters, never creating a series that `/metrics` would then show.
+    /// Every toolkit's counters now: calls, failures, and the duration histogram's cumulative
+    /// buckets, summed over the sources that serve it. Read from the counters, never creating a
+    /// series that `/metrics` would then show.
     fn counts(&self) -> HashMap<String, Counts> {
         use prometheus::core::Collector as _;
-        let source_of = |m: &prometheus::proto::Metric| {
+        let toolkit_of = |m: &prometheus::proto::Metric| {
             m.get_label()
                 .iter()
-                .find(|l| l.name() == "source")
+                .find(|l| l.name() == "toolkit")
                 .map(|l| l.value().to_owned())
                 .unwrap_or_default()
         };
@@ -373,7 +406,7 @@ impl Metrics {
                     .get_label()
                     .iter()
                     .any(|l| l.name() == "outcome" && l.value() == "success");
-                let of = counts.entry(source_of(metric)).or_default();
+                let of = counts.entry(toolkit_of(metric)).or_default();
                 of.calls += count;
                 if !success {
                     of.errors += count;
@@ -382,19 +415,22 @@ impl Metrics {
         }
         for family in self.call_seconds.collect() {
             for metric in family.get_metric() {
-                let histogram = metric.get_histogram();
-                counts.entry(source_of(metric)).or_default().buckets = histogram
-                    .get_bucket()
-                    .iter()
-                    .map(|b| (b.upper_bound(), b.cumulative_count()))
-                    .collect();
+                // Every series has the same bounds (BUCKETS): a toolkit served by several sources
+                // sums their cumulative counts bound by bound.
+                let of = &mut counts.entry(toolkit_of(metric)).or_default().buckets;
+                for (at, bucket) in metric.get_histogram().get_bucket().iter().enumerate() {
+                    match of.get_mut(at) {
+                        Some((_, count)) => *count += bucket.cumulative_count(),
+                        None => of.push((bucket.upper_bound(), bucket.cumulative_count())),
+                    }
+                }
             }
         }
         counts
     }
 
-    /// Keeps a snapshot of every source's counters and forgets those older than [`WINDOW`]:
-    /// what [`Metrics::source_calls`] takes differences of. Called every [`SAMPLE_EVERY`] by
+    /// Keeps a snapshot of every toolkit's counters and forgets those older than [`WINDOW`]:
+    /// what [`Metrics::recent_calls`] takes differences of. Called every [`SAMPLE_EVERY`] by
     /// [`Metrics::sample_while_alive`].
     pub(crate) fn sample(&self) {
         let now = Instant::now();
@@ -431,56 +467,30 @@ impl Metrics {
         });
     }
 
-    /// One source's calls over the last minutes, for the catalog page: how many (and per
+    /// Every toolkit's calls over the last minutes, for the catalog page: how many (and per
     /// second), how many failed (a tool error or a refusal), and the median and 99th
     /// percentile of their duration as the upper bounds of the histogram's buckets; the
     /// difference between the counters now and the oldest snapshot kept (at most [`WINDOW`]
-    /// old; since start on a younger bridge).
-    pub(crate) fn source_calls(&self, source: &str) -> SourceCalls {
-        let now = self.counts().remove(source).unwrap_or_default();
-        let (since, then) = {
-            let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-            match recent.front() {
-                Some((at, counts)) => (*at, counts.get(source).cloned().unwrap_or_default()),
-                None => (Instant::now(), Counts::default()),
-            }
-        };
-        let calls = now.calls.saturating_sub(then.calls);
-        let buckets: Vec<(f64, u64)> = now
-            .buckets
-            .iter()
-            .map(|&(bound, count)| {
-                let before = then
-                    .buckets
-                    .iter()
-                    .find(|(b, _)| *b == bound)
-                    .map_or(0, |(_, c)| *c);
-                (bound, count.saturating_sub(before))
-            })
-            .collect();
-        let total = buckets.last().map_or(0, |(_, c)| *c).max(calls);
-        let quantile = |q: f64| {
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                clippy::cast_precision_loss
-            )]
-            let rank = ((total as f64) * q).ceil() as u64;
-            buckets
-                .iter()
-                .find(|(_, count)| *count >= rank.max(1))
-                .map(|(bound, _)| *bound)
+    /// old; since start on a younger bridge). One reading of the counters for every toolkit, so
+    /// a page costs the same whether it shows one toolkit or a hundred.
+    pub(crate) fn recent_calls(&self) -> Recent {
+        let now = self.counts();
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        let (since, then) = match recent.front() {
+            Some((at, counts)) => (*at, Some(counts)),
+            None => (Instant::now(), None),
         };
         let over = since.elapsed();
-        SourceCalls {
-            calls,
-            errors: now.errors.saturating_sub(then.errors),
-            #[allow(clippy::cast_precision_loss)]
-            per_second: calls as f64 / over.as_secs_f64().max(1.0),
-            p50: (total > 0).then(|| quantile(0.5)).flatten(),
-            p99: (total > 0).then(|| quantile(0.99)).flatten(),
-            over,
-        }
+        let none = Counts::default();
+        let toolkits = now
+            .into_iter()
+            .filter(|(toolkit, _)| !toolkit.is_empty())
+            .map(|(toolkit, now)| {
+                let then = then.and_then(|t| t.get(&toolkit)).unwrap_or(&none);
+                (toolkit, difference(&now, then, over))
+            })
+            .collect();
+        Recent { over, toolkits }
     }
 
     /// The text exposition, with the sources' state read from `catalog` now.
@@ -520,6 +530,44 @@ impl Metrics {
 /// The content type of [`Metrics::render`].
 pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+/// The calls between two snapshots of one toolkit's counters, `over` apart.
+fn difference(now: &Counts, then: &Counts, over: Duration) -> RecentCalls {
+    let calls = now.calls.saturating_sub(then.calls);
+    let buckets: Vec<(f64, u64)> = now
+        .buckets
+        .iter()
+        .map(|&(bound, count)| {
+            let before = then
+                .buckets
+                .iter()
+                .find(|(b, _)| *b == bound)
+                .map_or(0, |(_, c)| *c);
+            (bound, count.saturating_sub(before))
+        })
+        .collect();
+    let total = buckets.last().map_or(0, |(_, c)| *c).max(calls);
+    let quantile = |q: f64| {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let rank = ((total as f64) * q).ceil() as u64;
+        buckets
+            .iter()
+            .find(|(_, count)| *count >= rank.max(1))
+            .map(|(bound, _)| *bound)
+    };
+    RecentCalls {
+        calls,
+        errors: now.errors.saturating_sub(then.errors),
+        #[allow(clippy::cast_precision_loss)]
+        per_second: calls as f64 / over.as_secs_f64().max(1.0),
+        p50: (total > 0).then(|| quantile(0.5)).flatten(),
+        p99: (total > 0).then(|| quantile(0.99)).flatten(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use otc_adapters::Adapter as _;
@@ -536,14 +584,14 @@ mod tests {
         let count = |n| {
             metrics
                 .calls
-                .with_label_values(&["s", "T.a", "success"])
+                .with_label_values(&["s", "T", "T.a", "success"])
                 .inc_by(n);
         };
         count(2);
         metrics.sample();
         count(3);
         // A young bridge counts since start.
-        assert_eq!(metrics.source_calls("s").calls, 5);
+        assert_eq!(metrics.recent_calls().toolkit("T").calls, 5);
         // Once the first snapshots are older than the window, they are forgotten: the figures
         // are what happened since the oldest one kept.
         let now = Instant::now();
@@ -558,11 +606,35 @@ mod tests {
             }
             metrics.sample();
             assert_eq!(metrics.recent.lock().unwrap().len(), 2);
-            let calls = metrics.source_calls("s");
+            let recent = metrics.recent_calls();
+            let calls = recent.toolkit("T");
             assert_eq!((calls.calls, calls.errors), (3, 0));
-            assert!(calls.over >= WINDOW, "{:?}", calls.over);
+            assert!(recent.over >= WINDOW, "{:?}", recent.over);
         }
-        assert_eq!(metrics.source_calls("other").calls, 0);
+        assert_eq!(metrics.recent_calls().toolkit("other").calls, 0);
+    }
+
+    /// A toolkit served by two sources is one line on the page: the calls of both, their
+    /// errors, and percentiles over both histograms.
+    #[test]
+    fn a_toolkit_served_by_two_sources_sums_them() {
+        let metrics = Metrics::new(false);
+        let rest = adapter_named("kit-rest");
+        let mcp = adapter_named("kit-mcp");
+        let (rest, mcp) = (metrics.tool(&entry(&rest)), metrics.tool(&entry(&mcp)));
+        for _ in 0..3 {
+            rest.finished(Outcome::Success, Duration::from_micros(100));
+        }
+        mcp.finished(Outcome::ToolError, Duration::from_secs(3));
+        metrics.refused(Some(&mcp), 422, Duration::from_micros(100));
+        let calls = metrics.recent_calls().toolkit("Kit");
+        assert_eq!((calls.calls, calls.errors), (5, 2));
+        assert_eq!(calls.p50, Some(0.0005));
+        assert_eq!(calls.p99, Some(5.0));
+        // A refusal before its tool was known belongs to no toolkit.
+        metrics.refused(None, 400, Duration::ZERO);
+        assert_eq!(metrics.recent_calls().toolkit("Kit").calls, 5);
+        assert_eq!(metrics.recent_calls().toolkit("").calls, 0);
     }
 
     fn entry(adapter: &Arc<FakeAdapter>) -> Arc<Entry> {
@@ -578,6 +650,11 @@ mod tests {
     }
 
     fn adapter() -> Arc<FakeAdapter> {
+        adapter_named("kit")
+    }
+
+    /// A source serving the one tool `Kit.Echo`.
+    fn adapter_named(source: &str) -> Arc<FakeAdapter> {
         let version = ToolVersion::new(1, 0, 0);
         let definition = ToolDefinition {
             id: ToolId::exact("Kit", "Echo", version),
@@ -588,7 +665,7 @@ mod tests {
             output_schema: None,
             requirements: None,
         };
-        Arc::new(FakeAdapter::new("kit").tool(definition, |_| Ok(json!(null))))
+        Arc::new(FakeAdapter::new(source).tool(definition, |_| Ok(json!(null))))
     }
 
     /// A tool's label set is made once per entry, and the slots of entries a reload dropped do

@@ -1,7 +1,8 @@
 //! The catalog page in a real browser (issue 28): `tests/browser/catalog_page.py` drives Debian's
 //! headless Chromium with Playwright for Python, both installed by `scripts/install-browser.sh`
 //! (with npm `axe-core`), against the demo (`otc-bridge demo`, the binary as a user runs it) and a
-//! bridge with an API key whose catalog holds a tool with a hostile description.
+//! bridge with an API key whose catalog holds a tool with a hostile description and a tool whose
+//! schema uses the keywords the page's validator must word as the server does.
 //!
 //! Skipped, like the other tests of installed tools, when `OTC_CORPUS_DIR` is not set; when it is,
 //! a missing browser fails the test with the command that installs it.
@@ -35,6 +36,39 @@ fn installed() -> Option<(PathBuf, PathBuf)> {
     Some((python, axe))
 }
 
+/// `Shapes.Plan`'s input: `$ref` into its own `$defs`, `oneOf`, `anyOf`, `allOf`, `multipleOf`,
+/// `uniqueItems` and a nested closed object, which the page validates before sending (the script
+/// compares its messages with the server's for the same inputs).
+fn shapes_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "$defs": {"size": {"type": "integer", "minimum": 1, "multipleOf": 2}},
+        "properties": {
+            "width": {"$ref": "#/$defs/size"},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+            "shape": {"oneOf": [
+                {"type": "string", "enum": ["square", "circle"]},
+                {"type": "object", "properties": {"sides": {"$ref": "#/$defs/size"}}, "required": ["sides"]}
+            ]},
+            "colour": {"anyOf": [{"type": "string", "pattern": "^#[0-9a-f]{6}$"}, {"type": "null"}]},
+            "step": {"type": "number", "multipleOf": 0.25},
+            "range": {"allOf": [
+                {"type": "object"},
+                {"properties": {"low": {"type": "integer"}}, "required": ["low"]}
+            ]},
+            "layer": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]},
+            "owner": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+                "additionalProperties": false
+            }
+        },
+        "required": ["width"],
+        "additionalProperties": false
+    })
+}
+
 #[tokio::test]
 async fn the_catalog_page_works_in_a_real_browser() {
     let Some((python, axe)) = installed() else {
@@ -49,7 +83,10 @@ async fn the_catalog_page_works_in_a_real_browser() {
         json!({"type": "object", "properties": {"text": {"type": "string", "description": "<img src=x onerror=\"window.__pwned=true;alert(5)\">"}}}),
     );
     hostile.description = "Describes. <script>window.__pwned=true;alert(1)</script> Click <a href=\"javascript:alert(2)\">here</a> or javascript:alert(3) <img src=x onerror=\"window.__pwned=true;alert(4)\">".to_owned();
-    let adapter = FakeAdapter::new("hostile").tool(hostile, |_| Ok(json!({"ok": true})));
+    let shapes = definition("Shapes", "Plan", (1, 0, 0), shapes_schema());
+    let adapter = FakeAdapter::new("hostile")
+        .tool(hostile, |_| Ok(json!({"ok": true})))
+        .tool(shapes, |_| Ok(json!({"planned": true})));
     let keyed = TestBridge::start(
         vec![Arc::new(adapter)],
         ServerSettings::default(),

@@ -4,7 +4,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | sources and their states, toolkits, the tools a page at a time (`?toolkit=`, `?page=`) |
+//! | `GET /` | sources and their states, each toolkit's health (its sources, calls, errors, latency), the tools a page at a time (`?toolkit=`, `?page=`) |
 //! | `GET /ui/search?q=` | what `search_tools` finds for the words, in its order |
 //! | `GET /ui/tools/{id}` | one tool: versions, description, requirements, schemas, lock state, try-it form |
 //! | `GET /ui/assets/{file}` | the one stylesheet and the one script, embedded in the binary |

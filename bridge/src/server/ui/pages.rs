@@ -16,7 +16,7 @@ use crate::access::View;
 use crate::catalog::registry::{Catalog, Entry};
 use crate::catalog::semantic::Semantic;
 use crate::catalog::summary;
-use crate::telemetry::metrics::{Metrics, SourceCalls};
+use crate::telemetry::metrics::{Metrics, Recent, RecentCalls};
 
 /// Tools listed on one page of `GET /`: a catalog of 10,000 tools is 100 pages of a few dozen
 /// kilobytes each, not one page of megabytes.
@@ -118,7 +118,21 @@ struct SourceLine {
     kind: String,
     state: SourceState,
     tools: usize,
-    calls: Option<SourceCalls>,
+}
+
+/// One toolkit's line in the health table: the sources serving its tools, and its calls.
+///
+/// Health is per toolkit, not per source, because the two differ: a source is named by its
+/// configuration key and its toolkit by its tools' ids, and one toolkit may be served by several
+/// sources (two versions of one API, each from its own document; a product's REST API and its
+/// MCP server, both configured as `toolkit: Github`). People call tools by toolkit; the sources'
+/// states stand beside it, as that is what an operator restarts.
+struct ToolkitLine<'a> {
+    name: &'a str,
+    tools: usize,
+    /// The sources of its tools the caller sees, in catalog order.
+    sources: Vec<&'a str>,
+    calls: Option<RecentCalls>,
 }
 
 impl CatalogPage<'_> {
@@ -135,13 +149,27 @@ impl CatalogPage<'_> {
             .collect();
         let mut toolkits: IndexMap<&str, usize> = IndexMap::new();
         let mut per_source: IndexMap<&str, usize> = IndexMap::new();
+        let mut served_by: IndexMap<&str, Vec<&str>> = IndexMap::new();
         for entry in &visible {
-            *toolkits
-                .entry(entry.definition().id.toolkit.as_str())
-                .or_default() += 1;
+            let toolkit = entry.definition().id.toolkit.as_str();
+            *toolkits.entry(toolkit).or_default() += 1;
             *per_source.entry(entry.adapter.name()).or_default() += 1;
+            let sources = served_by.entry(toolkit).or_default();
+            if !sources.contains(&entry.adapter.name()) {
+                sources.push(entry.adapter.name());
+            }
         }
         let sources = self.sources(&per_source);
+        let recent = self.metrics.map(Metrics::recent_calls);
+        let health: Vec<ToolkitLine<'_>> = toolkits
+            .iter()
+            .map(|(&name, &tools)| ToolkitLine {
+                name,
+                tools,
+                sources: served_by.swap_remove(name).unwrap_or_default(),
+                calls: recent.as_ref().map(|r| r.toolkit(name)),
+            })
+            .collect();
         let listed: Vec<&Arc<Entry>> = match self.toolkit {
             Some(toolkit) => visible
                 .iter()
@@ -170,7 +198,11 @@ impl CatalogPage<'_> {
                     (sources.len()) " sources." }
                 section aria-labelledby="sources-h" {
                     h2 #sources-h { "Sources" }
-                    (sources_table(&sources, self.metrics.is_some()))
+                    (sources_table(&sources))
+                }
+                section aria-labelledby="health-h" {
+                    h2 #health-h { "Health" }
+                    (health_table(&health, &sources, recent.as_ref()))
                     dl.facts {
                         dt { "Search" } dd { (self.search) }
                         dt { "Repeated call_ids" } dd {
@@ -188,8 +220,8 @@ impl CatalogPage<'_> {
                             }
                         }
                         dt { "Metrics" } dd {
-                            @if self.metrics.is_some() {
-                                @let over = sources.iter().filter_map(|s| s.calls).map(|c| c.over.as_secs()).max().unwrap_or(0);
+                            @if let Some(recent) = &recent {
+                                @let over = recent.over.as_secs();
                                 "on (calls, errors and latency above cover the last " (over / 60) " min " (over % 60) " s, at most "
                                 (crate::telemetry::metrics::WINDOW.as_secs() / 60) " minutes; GET /metrics)"
                             } @else { "off" }
@@ -250,7 +282,6 @@ impl CatalogPage<'_> {
                     kind,
                     state: s.adapter.state(),
                     tools: per_source.get(name).copied().unwrap_or(0),
-                    calls: self.metrics.map(|m| m.source_calls(name)),
                 }
             })
             .collect();
@@ -261,13 +292,27 @@ impl CatalogPage<'_> {
                 reason: f.reason.clone(),
             },
             tools: 0,
-            calls: None,
         }));
         lines
     }
 }
 
-fn sources_table(sources: &[SourceLine], metrics: bool) -> Markup {
+/// A source's state as one word, and the reason when it has one.
+fn state_word(state: &SourceState) -> (&'static str, Option<&String>) {
+    match state {
+        SourceState::Starting => ("starting", None),
+        SourceState::Ready => ("ready", None),
+        SourceState::Restarting { reason } => ("restarting", Some(reason)),
+        SourceState::Failed { reason } => ("failed", Some(reason)),
+    }
+}
+
+fn state_badge(state: &SourceState) -> Markup {
+    let (word, _) = state_word(state);
+    html! { span class={ "state state-" (word) } { (word) } }
+}
+
+fn sources_table(sources: &[SourceLine]) -> Markup {
     html! {
         table.sources {
             thead { tr {
@@ -275,46 +320,81 @@ fn sources_table(sources: &[SourceLine], metrics: bool) -> Markup {
                 th scope="col" { "Kind" }
                 th scope="col" { "State" }
                 th scope="col" { "Tools" }
-                @if metrics {
-                    th scope="col" { "Calls" }
-                    th scope="col" { "Calls/s" }
-                    th scope="col" { "Errors" }
-                    th scope="col" { "p50" }
-                    th scope="col" { "p99" }
-                }
                 th scope="col" { "Last error" }
             } }
             tbody {
                 @for s in sources {
-                    @let (word, reason) = match &s.state {
-                        SourceState::Starting => ("starting", None),
-                        SourceState::Ready => ("ready", None),
-                        SourceState::Restarting { reason } => ("restarting", Some(reason)),
-                        SourceState::Failed { reason } => ("failed", Some(reason)),
-                    };
                     tr {
                         th scope="row" { (s.name) }
                         td { (s.kind) }
-                        td { span class={ "state state-" (word) } { (word) } }
+                        td { (state_badge(&s.state)) }
                         td.num { (s.tools) }
-                        @if metrics {
-                            @match &s.calls {
-                                Some(calls) => {
-                                    td.num { (calls.calls) }
-                                    td.num { (format!("{:.2}", calls.per_second)) }
-                                    td.num { (calls.errors) }
-                                    td.num { (seconds(calls.p50)) }
-                                    td.num { (seconds(calls.p99)) }
-                                }
-                                None => { td {} td {} td {} td {} td {} }
-                            }
-                        }
-                        td { @if let Some(reason) = reason { (reason) } }
+                        td { @if let Some(reason) = state_word(&s.state).1 { (reason) } }
                     }
                 }
             }
         }
     }
+}
+
+/// Each toolkit the caller sees: its sources and their states, and with metrics on its calls
+/// over the last minutes.
+fn health_table(
+    toolkits: &[ToolkitLine<'_>],
+    sources: &[SourceLine],
+    recent: Option<&Recent>,
+) -> Markup {
+    let state_of = |name: &str| sources.iter().find(|s| s.name == name).map(|s| &s.state);
+    html! {
+        table.health {
+            thead { tr {
+                th scope="col" { "Toolkit" }
+                th scope="col" { "Sources" }
+                th scope="col" { "Tools" }
+                @if recent.is_some() {
+                    th scope="col" { "Calls" }
+                    th scope="col" { "Calls/s" }
+                    th scope="col" { "Errors" }
+                    th scope="col" { "Error rate" }
+                    th scope="col" { "p50" }
+                    th scope="col" { "p99" }
+                }
+            } }
+            tbody {
+                @for t in toolkits {
+                    tr {
+                        th scope="row" { (t.name) }
+                        td {
+                            @for (n, source) in t.sources.iter().enumerate() {
+                                @if n > 0 { ", " }
+                                (source)
+                                @if let Some(state) = state_of(source) { " " (state_badge(state)) }
+                            }
+                        }
+                        td.num { (t.tools) }
+                        @if let Some(calls) = &t.calls {
+                            td.num { (calls.calls) }
+                            td.num { (format!("{:.2}", calls.per_second)) }
+                            td.num { (calls.errors) }
+                            td.num { (error_rate(calls)) }
+                            td.num { (seconds(calls.p50)) }
+                            td.num { (seconds(calls.p99)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The share of calls that failed, as a percentage; "–" when there was no call.
+fn error_rate(calls: &RecentCalls) -> String {
+    if calls.calls == 0 {
+        return "–".to_owned();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let rate = calls.errors as f64 * 100.0 / calls.calls as f64;
+    format!("{rate:.1} %")
 }
 
 /// A latency as people read it; "–" when nothing was measured.

@@ -111,7 +111,10 @@ async fn metrics_count_calls_by_outcome_and_parse_as_prometheus_text() {
     };
     let source = "example-mcp-server";
     let calls = |tool: &str, outcome: &str, source: &str| {
-        format!(r#"otc_bridge_calls_total{{outcome="{outcome}",source="{source}",tool="{tool}"}}"#)
+        let toolkit = tool.split_once('.').map_or("", |(toolkit, _)| toolkit);
+        format!(
+            r#"otc_bridge_calls_total{{outcome="{outcome}",source="{source}",tool="{tool}",toolkit="{toolkit}"}}"#
+        )
     };
     assert_eq!(
         get(&calls("ExampleMcpServer.Echo@2.1.0", "success", source)),
@@ -132,7 +135,9 @@ async fn metrics_count_calls_by_outcome_and_parse_as_prometheus_text() {
     assert_eq!(get(&calls("", "400", "")), 1.0);
     assert_eq!(get(&calls("", "401", "")), 1.0);
     // Every call that got an answer is in the latency histogram; four reached the upstream.
-    let duration = format!(r#"otc_bridge_call_duration_seconds_count{{source="{source}"}}"#);
+    let duration = format!(
+        r#"otc_bridge_call_duration_seconds_count{{source="{source}",toolkit="ExampleMcpServer"}}"#
+    );
     assert_eq!(get(&duration), 5.0);
     let upstream = format!(r#"otc_bridge_upstream_duration_seconds_count{{source="{source}"}}"#);
     assert_eq!(get(&upstream), 4.0);

@@ -103,7 +103,21 @@
     });
   }
 
-  // ---- Validation: the checks of the bridge's input schema validation, with its words. ----
+  // ---- Validation: the bridge's, with its words. ----
+  //
+  // The bridge validates with the `jsonschema` crate (bridge/src/catalog/validate.rs): draft
+  // 2020-12 unless `$schema` names an older draft, formats not asserted. This mirrors it: the
+  // keywords in the order the crate runs them (PRIORITY), each error with the crate's message and
+  // the instance path it reports, then keyed by top-level parameter as the bridge's
+  // `parameter_errors`; tests/browser/catalog_page.py compares the two on the same inputs. A
+  // keyword not checked here (`if`, `contains`, `dependentRequired`, …) is left to the server,
+  // whose 422 the answer shows: the page may let through an input the server refuses, and refuses
+  // none the server accepts (as far as a `pattern` means the same to JavaScript's RegExp).
+
+  // The bridge reports at most this many errors (validate.rs's MAX_ERRORS).
+  var MAX_ERRORS = 20;
+  // Nested `$ref`s deeper than this are left to the server (a schema may refer to itself).
+  var MAX_DEPTH = 64;
 
   function typeOf(value) {
     if (value === null) { return 'null'; }
@@ -117,72 +131,328 @@
     return actual === type || (type === 'number' && actual === 'integer');
   }
 
-  function equal(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
+  function has(object, name) { return Object.prototype.hasOwnProperty.call(object, name); }
 
-  function validate(value, schema, at, errors) {
-    if (!schema || typeof schema !== 'object') { return; }
-    var shown = JSON.stringify(value);
-    var types = schema.type === undefined ? null : [].concat(schema.type);
-    if (types && !types.some(function (t) { return fits(value, t); })) {
-      errors.push([at, shown + ' is not of type ' + types.map(function (t) { return '"' + t + '"'; }).join(', ')]);
-      return;
+  // JSON equality as the crate applies it (`enum`, `const`, `uniqueItems`): numbers by value,
+  // objects whatever the order of their keys.
+  function equal(a, b) {
+    var kind = typeOf(a);
+    if (typeof a === 'number' || typeof b === 'number') { return a === b; }
+    if (kind !== typeOf(b)) { return false; }
+    if (kind === 'array') {
+      return a.length === b.length && a.every(function (item, i) { return equal(item, b[i]); });
     }
-    if (Array.isArray(schema.enum) && !schema.enum.some(function (e) { return equal(e, value); })) {
-      errors.push([at, shown + ' is not one of ' + JSON.stringify(schema.enum)]);
+    if (kind === 'object') {
+      var keys = Object.keys(a);
+      return keys.length === Object.keys(b).length &&
+        keys.every(function (k) { return has(b, k) && equal(a[k], b[k]); });
     }
-    if (schema.const !== undefined && !equal(schema.const, value)) {
-      errors.push([at, JSON.stringify(schema.const) + ' was expected']);
-    }
-    if (typeof value === 'number') {
-      if (typeof schema.minimum === 'number' && value < schema.minimum) { errors.push([at, shown + ' is less than the minimum of ' + schema.minimum]); }
-      if (typeof schema.maximum === 'number' && value > schema.maximum) { errors.push([at, shown + ' is greater than the maximum of ' + schema.maximum]); }
-    }
-    if (typeof value === 'string') {
-      var length = Array.from(value).length;
-      if (typeof schema.minLength === 'number' && length < schema.minLength) { errors.push([at, shown + ' is shorter than ' + schema.minLength + ' character' + (schema.minLength === 1 ? '' : 's')]); }
-      if (typeof schema.maxLength === 'number' && length > schema.maxLength) { errors.push([at, shown + ' is longer than ' + schema.maxLength + ' character' + (schema.maxLength === 1 ? '' : 's')]); }
-      if (typeof schema.pattern === 'string') {
-        try { if (!new RegExp(schema.pattern, 'u').test(value)) { errors.push([at, shown + ' does not match "' + schema.pattern + '"']); } } catch (e) { /* the server decides */ }
-      }
-    }
-    if (Array.isArray(value)) {
-      if (typeof schema.minItems === 'number' && value.length < schema.minItems) { errors.push([at, shown + ' has less than ' + schema.minItems + ' item' + (schema.minItems === 1 ? '' : 's')]); }
-      if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) { errors.push([at, shown + ' has more than ' + schema.maxItems + ' item' + (schema.maxItems === 1 ? '' : 's')]); }
-      if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) {
-        value.forEach(function (item, i) { validate(item, schema.items, at + '/' + i, errors); });
-      }
-    }
-    if (typeOf(value) === 'object') {
-      var props = schema.properties || {};
-      (schema.required || []).forEach(function (name) {
-        if (!(name in value)) { errors.push([at + '/' + name, 'is required']); }
-      });
-      Object.keys(value).forEach(function (name) {
-        if (Object.prototype.hasOwnProperty.call(props, name)) {
-          validate(value[name], props[name], at + '/' + name, errors);
-        } else if (schema.additionalProperties === false) {
-          errors.push([at + '/' + name, 'is not a parameter of this tool']);
-        } else if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
-          validate(value[name], schema.additionalProperties, at + '/' + name, errors);
-        }
-      });
-    }
+    return a === b;
   }
 
-  // Errors keyed by top-level parameter, as the bridge's `parameter_errors`: a nested error says
-  // where (`at /c: …`).
-  function parameterErrors(input, schema) {
-    var found = [];
-    if (typeOf(input) !== 'object') { return { input: 'the input must be a JSON object' }; }
-    validate(input, schema, '', found);
-    var errors = {};
-    found.forEach(function (pair) {
-      var parts = pair[0].split('/').slice(1);
-      var key = parts.length ? parts[0] : 'input';
-      var rest = parts.slice(1).join('/');
-      var message = rest ? 'at /' + rest + ': ' + pair[1] : pair[1];
-      errors[key] = errors[key] ? errors[key] + '; ' + message : message;
+  // A value as the crate prints it (serde_json's compact form).
+  function show(value) { return JSON.stringify(value); }
+
+  // A number as Rust prints an f64 (`multipleOf`'s divisor): never in exponent form.
+  function plain(n) {
+    var m = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(String(n));
+    if (!m) { return String(n); }
+    var digits = m[2] + (m[3] || '');
+    var point = m[2].length + Number(m[4]);
+    if (point <= 0) { return m[1] + '0.' + '0'.repeat(-point) + digits; }
+    if (point >= digits.length) { return m[1] + digits + '0'.repeat(point - digits.length); }
+    return m[1] + digits.slice(0, point) + '.' + digits.slice(point);
+  }
+
+  // A number as the decimal it prints as, [mantissa, decimals]: 0.1 is 1/10, as the crate reads
+  // it, not the binary fraction a float holds.
+  function decimal(n) {
+    var m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/.exec(String(n));
+    var fraction = m[3] || '';
+    return [BigInt(m[1] + m[2] + fraction), fraction.length - Number(m[4] || 0)];
+  }
+
+  // Whether `value / of` is an integer, in decimal, as the crate decides `multipleOf`.
+  function isMultiple(value, of) {
+    if (value === 0) { return true; }
+    if (Math.abs(value) < of) { return false; }
+    var v = decimal(value);
+    var d = decimal(of);
+    var shared = Math.min(v[1], d[1]);
+    var divisor = d[0] * BigInt(10) ** BigInt(v[1] - shared);
+    return divisor !== BigInt(0) && (v[0] * BigInt(10) ** BigInt(d[1] - shared)) % divisor === BigInt(0);
+  }
+
+  // `enum`'s options as the crate lists them: "a, b or c", or the first two and how many more.
+  function options(list) {
+    if (list.length > 3) {
+      return list.slice(0, 2).map(show).join(', ') + ' or ' + (list.length - 2) + ' other candidates';
+    }
+    return list.map(function (option, i) {
+      return (i === 0 ? '' : i === list.length - 1 ? ' or ' : ', ') + show(option);
+    }).join('');
+  }
+
+  // The order the crate runs a schema's keywords in, whatever the schema's own order (cheap checks
+  // first: its `keyword_priority`), so several errors on one parameter read as the server's do.
+  var PRIORITY = {
+    type: 1, const: 5, enum: 6, minimum: 10, maximum: 11, exclusiveMinimum: 12,
+    exclusiveMaximum: 13, multipleOf: 14, minLength: 20, maxLength: 21, minItems: 22,
+    maxItems: 23, minProperties: 24, maxProperties: 25, required: 26, pattern: 30,
+    uniqueItems: 35, properties: 40, patternProperties: 41, additionalProperties: 42, items: 44,
+    prefixItems: 45, allOf: 50, anyOf: 51, oneOf: 52, not: 53, $ref: 70
+  };
+
+  // The crate lists several types in this order, whatever the schema's.
+  var TYPE_ORDER = ['null', 'boolean', 'integer', 'number', 'string', 'array', 'object'];
+
+  function plural(n, one, many) { return n + ' ' + (n === 1 ? one : many); }
+
+  // A JSON pointer segment (`~` and `/` escaped), as instance paths are written.
+  function segment(name) { return String(name).replace(/~/g, '~0').replace(/\//g, '~1'); }
+
+  // What `$ref` names inside the tool's own schema (`#`, `#/$defs/…`, `#/definitions/…`, any
+  // pointer); `undefined` for anything else (an anchor, another document): the server decides.
+  function resolve(ref, root) {
+    if (typeof ref !== 'string' || ref.charAt(0) !== '#') { return undefined; }
+    if (ref === '#') { return root; }
+    if (ref.charAt(1) !== '/') { return undefined; }
+    var at = root;
+    var parts = ref.slice(2).split('/');
+    for (var i = 0; i < parts.length; i++) {
+      var name;
+      try { name = decodeURIComponent(parts[i]); } catch (e) { return undefined; }
+      name = name.replace(/~1/g, '/').replace(/~0/g, '~');
+      if (at === null || typeof at !== 'object' || !has(at, name)) { return undefined; }
+      at = at[name];
+    }
+    return at;
+  }
+
+  // Drafts 4 to 7 ignore every keyword beside a `$ref`; 2019-09 and 2020-12 apply them all.
+  function legacyDraft(root) {
+    return typeof root.$schema === 'string' && /draft-0[4-7]/.test(root.$schema);
+  }
+
+  // Checks `value` against `schema`; each error is pushed as {path, kind, message, names}, `path`
+  // the instance pointer's segments.
+  function validate(value, schema, path, errors, root, depth) {
+    if (schema === false) { errors.push({ path: path, message: 'False schema does not allow ' + show(value) }); return; }
+    if (!schema || typeof schema !== 'object' || depth > MAX_DEPTH) { return; }
+    var shown = show(value);
+    var kind = typeOf(value);
+    var at = function (more) { return path.concat([segment(more)]); };
+    var fail = function (message) { errors.push({ path: path, message: message }); };
+    var passes = function (sub) {
+      var found = [];
+      validate(value, sub, path, found, root, depth + 1);
+      return found.length === 0;
+    };
+    var keys = Object.keys(schema).filter(function (k) { return has(PRIORITY, k); });
+    keys.sort(function (a, b) { return PRIORITY[a] - PRIORITY[b]; });
+    if (has(schema, '$ref') && legacyDraft(root)) { keys = ['$ref']; }
+    // `properties` is checked with `additionalProperties` when that is `false` or a schema: a
+    // name is additional when no property or pattern claims it.
+    var closed = schema.additionalProperties === false ||
+      (schema.additionalProperties !== null && typeof schema.additionalProperties === 'object');
+    // The crate checks a lone `required` name of an object closed this way in the same walk,
+    // after the additional names.
+    var requiredLast = schema.additionalProperties === false && Array.isArray(schema.required) &&
+      schema.required.length === 1 && has(schema, 'properties') && !has(schema, 'patternProperties');
+    var checkRequired = function () {
+      if (kind !== 'object' || !Array.isArray(schema.required)) { return; }
+      schema.required.forEach(function (name) {
+        if (!has(value, name)) { errors.push({ path: path, kind: 'required', names: [name], message: show(name) + ' is a required property' }); }
+      });
+    };
+    keys.forEach(function (keyword) {
+      var arg = schema[keyword];
+      switch (keyword) {
+        case '$ref': {
+          var target = resolve(arg, root);
+          if (target !== undefined) { validate(value, target, path, errors, root, depth + 1); }
+          break;
+        }
+        case 'type': {
+          var types = [].concat(arg);
+          if (!types.some(function (t) { return fits(value, t); })) {
+            if (types.length === 1) {
+              fail(shown + ' is not of type "' + types[0] + '"');
+            } else {
+              var sorted = TYPE_ORDER.filter(function (t) { return types.indexOf(t) >= 0; });
+              fail(shown + ' is not of types ' + sorted.map(function (t) { return '"' + t + '"'; }).join(', '));
+            }
+          }
+          break;
+        }
+        case 'enum':
+          if (Array.isArray(arg) && !arg.some(function (e) { return equal(e, value); })) {
+            fail(shown + ' is not one of ' + options(arg));
+          }
+          break;
+        case 'const':
+          if (!equal(arg, value)) { fail(show(arg) + ' was expected'); }
+          break;
+        case 'minimum':
+          if (typeof value === 'number' && typeof arg === 'number' && value < arg) { fail(shown + ' is less than the minimum of ' + arg); }
+          break;
+        case 'maximum':
+          if (typeof value === 'number' && typeof arg === 'number' && value > arg) { fail(shown + ' is greater than the maximum of ' + arg); }
+          break;
+        case 'exclusiveMinimum':
+          if (typeof value === 'number' && typeof arg === 'number' && value <= arg) { fail(shown + ' is less than or equal to the minimum of ' + arg); }
+          break;
+        case 'exclusiveMaximum':
+          if (typeof value === 'number' && typeof arg === 'number' && value >= arg) { fail(shown + ' is greater than or equal to the maximum of ' + arg); }
+          break;
+        case 'multipleOf':
+          if (typeof value === 'number' && typeof arg === 'number' && arg > 0 && !isMultiple(value, arg)) {
+            fail(shown + ' is not a multiple of ' + plain(arg));
+          }
+          break;
+        case 'minLength':
+          if (typeof value === 'string' && Array.from(value).length < arg) { fail(shown + ' is shorter than ' + plural(arg, 'character', 'characters')); }
+          break;
+        case 'maxLength':
+          if (typeof value === 'string' && Array.from(value).length > arg) { fail(shown + ' is longer than ' + plural(arg, 'character', 'characters')); }
+          break;
+        case 'pattern':
+          if (typeof value === 'string' && typeof arg === 'string') {
+            try { if (!new RegExp(arg, 'u').test(value)) { fail(shown + ' does not match "' + arg + '"'); } } catch (e) { /* the server decides */ }
+          }
+          break;
+        case 'minItems':
+          if (kind === 'array' && value.length < arg) { fail(shown + ' has less than ' + plural(arg, 'item', 'items')); }
+          break;
+        case 'maxItems':
+          if (kind === 'array' && value.length > arg) { fail(shown + ' has more than ' + plural(arg, 'item', 'items')); }
+          break;
+        case 'uniqueItems':
+          if (kind === 'array' && arg === true && value.some(function (item, i) {
+            return value.slice(i + 1).some(function (other) { return equal(item, other); });
+          })) {
+            fail(shown + ' has non-unique elements');
+          }
+          break;
+        case 'prefixItems':
+          if (kind === 'array' && Array.isArray(arg)) {
+            arg.forEach(function (sub, i) { if (i < value.length) { validate(value[i], sub, at(i), errors, root, depth); } });
+          }
+          break;
+        case 'items':
+          if (kind === 'array') {
+            if (Array.isArray(arg)) {
+              arg.forEach(function (sub, i) { if (i < value.length) { validate(value[i], sub, at(i), errors, root, depth); } });
+            } else {
+              var first = Array.isArray(schema.prefixItems) ? schema.prefixItems.length : 0;
+              value.slice(first).forEach(function (item, i) { validate(item, arg, at(first + i), errors, root, depth); });
+            }
+          }
+          break;
+        case 'minProperties':
+          if (kind === 'object' && Object.keys(value).length < arg) { fail(shown + ' has less than ' + plural(arg, 'property', 'properties')); }
+          break;
+        case 'maxProperties':
+          if (kind === 'object' && Object.keys(value).length > arg) { fail(shown + ' has more than ' + plural(arg, 'property', 'properties')); }
+          break;
+        case 'required':
+          if (!requiredLast) { checkRequired(); }
+          break;
+        case 'properties':
+          if (kind === 'object' && !closed && arg && typeof arg === 'object') {
+            Object.keys(value).forEach(function (name) {
+              if (has(arg, name)) { validate(value[name], arg[name], at(name), errors, root, depth); }
+            });
+          }
+          break;
+        case 'patternProperties':
+          if (kind === 'object' && !closed && arg && typeof arg === 'object') {
+            Object.keys(value).forEach(function (name) {
+              matching(arg, name).forEach(function (sub) { validate(value[name], sub, at(name), errors, root, depth); });
+            });
+          }
+          break;
+        case 'additionalProperties':
+          if (kind === 'object' && closed) {
+            var props = schema.properties && typeof schema.properties === 'object' ? schema.properties : {};
+            var patterns = schema.patternProperties && typeof schema.patternProperties === 'object' ? schema.patternProperties : {};
+            var unexpected = [];
+            Object.keys(value).forEach(function (name) {
+              var claimed = matching(patterns, name);
+              if (has(props, name)) { validate(value[name], props[name], at(name), errors, root, depth); }
+              claimed.forEach(function (sub) { validate(value[name], sub, at(name), errors, root, depth); });
+              if (has(props, name) || claimed.length) { return; }
+              if (arg === false) { unexpected.push(name); } else { validate(value[name], arg, at(name), errors, root, depth); }
+            });
+            if (unexpected.length) {
+              errors.push({
+                path: path, kind: 'additional', names: unexpected,
+                message: 'Additional properties are not allowed (' +
+                  unexpected.map(function (n) { return "'" + n + "'"; }).join(', ') +
+                  (unexpected.length === 1 ? ' was unexpected)' : ' were unexpected)')
+              });
+            }
+          }
+          if (requiredLast) { checkRequired(); }
+          break;
+        case 'allOf':
+          if (Array.isArray(arg)) { arg.forEach(function (sub) { validate(value, sub, path, errors, root, depth + 1); }); }
+          break;
+        case 'anyOf':
+          if (Array.isArray(arg) && !arg.some(passes)) {
+            fail(shown + " is not valid under any of the schemas listed in the 'anyOf' keyword");
+          }
+          break;
+        case 'oneOf':
+          if (Array.isArray(arg)) {
+            var valid = arg.filter(passes).length;
+            if (valid === 0) { fail(shown + " is not valid under any of the schemas listed in the 'oneOf' keyword"); }
+            if (valid > 1) { fail(shown + " is valid under more than one of the schemas listed in the 'oneOf' keyword"); }
+          }
+          break;
+        case 'not':
+          if (passes(arg)) { fail(show(arg) + ' is not allowed for ' + shown); }
+          break;
+        default:
+          break;
+      }
     });
+  }
+
+  // The schemas of the `patternProperties` whose patterns match `name`.
+  function matching(patterns, name) {
+    return Object.keys(patterns).filter(function (pattern) {
+      try { return new RegExp(pattern, 'u').test(name); } catch (e) { return false; }
+    }).map(function (pattern) { return patterns[pattern]; });
+  }
+
+  // The errors keyed by top-level parameter, as the bridge's `parameter_errors` (validate.rs's
+  // `check`): a missing or unknown parameter under its own name; a nested error under its
+  // parameter, saying where (`at /c: …`); an error about the whole input under `input`.
+  function parameterErrors(input, schema) {
+    if (typeOf(input) !== 'object') { return { input: 'the input must be a JSON object' }; }
+    var found = [];
+    validate(input, schema, [], found, schema && typeof schema === 'object' ? schema : {}, 0);
+    // No prototype: a parameter may be called anything, `__proto__` included.
+    var errors = Object.create(null);
+    var add = function (key, message) { errors[key] = has(errors, key) ? errors[key] + '; ' + message : message; };
+    for (var n = 0; n < found.length; n++) {
+      var error = found[n];
+      if (n === MAX_ERRORS) { add('input', 'more errors were not reported'); break; }
+      if (error.path.length === 0) {
+        if (error.kind === 'required') {
+          add(error.names[0], 'is required');
+        } else if (error.kind === 'additional') {
+          error.names.forEach(function (name) { add(name, 'is not a parameter of this tool'); });
+        } else {
+          add('input', error.message);
+        }
+      } else {
+        var param = error.path[0].replace(/~1/g, '/').replace(/~0/g, '~');
+        var rest = error.path.slice(1);
+        add(param, rest.length ? 'at /' + rest.join('/') + ': ' + error.message : error.message);
+      }
+    }
     return errors;
   }
 
@@ -282,7 +552,7 @@
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       var input;
-      var errors = {};
+      var errors = Object.create(null);
       Object.keys(fieldErrors).forEach(function (k) { errors[k] = fieldErrors[k]; });
       try { input = JSON.parse(json.value); } catch (e) { errors.input = 'is not valid JSON: ' + e.message; }
       if (input !== undefined) {
