@@ -60,6 +60,7 @@ mod fusion;
 mod index;
 mod model;
 pub mod parts;
+mod products;
 mod query;
 mod rank;
 pub mod semantic;

@@ -18,8 +18,8 @@ pub(crate) struct QueryTerm {
     pub(crate) joined: bool,
     /// A value (quoted, or with digits): never counted as missing.
     pub(crate) value: bool,
-    /// Written with a capital inside the sentence (`a Shopify code`): likely a product or
-    /// service name, which a catalog that serves it always mentions.
+    /// Part of a product's or service's name (`a Shopify code`, see [`crate::products`]), which
+    /// a catalog that serves it always mentions.
     pub(crate) proper: bool,
     /// A whole word of the request, not a part of one split at a case change (`GitLab` →
     /// `git`, `lab`): only a whole word names a toolkit.
@@ -30,9 +30,10 @@ pub(crate) struct QueryTerm {
 pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
     let mut out: Vec<QueryTerm> = Vec::new();
     for (segment, quoted) in segments(query) {
-        let mut first_word = true;
         let mut negated = false;
-        for word in segment.split_whitespace() {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        let products = crate::products::product_words(&words);
+        for (word, product) in words.into_iter().zip(products) {
             // What the request says not to do ("without deleting it", "never blocks") is
             // not what it asks for: the word after a negation is left out.
             if !quoted && negates(word) {
@@ -40,14 +41,10 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
                 continue;
             }
             let value = quoted || looks_like_value(word);
-            let capital = word.chars().next().is_some_and(char::is_uppercase);
-            // A sentence's first word is capitalised anyway; so is an all-caps value.
-            let proper = capital
-                && !first_word
-                && !value
-                && word.chars().skip(1).any(char::is_lowercase)
-                && !sentence_start(segment, word);
-            first_word = false;
+            // A capitalised word the catalog lacks is more often a place, a person or a title
+            // than a product; only a known product's name counts as one (`UPS`, or opening the
+            // request: `Zendesk: open a ticket`).
+            let proper = product && !value;
             let mut tokens = tokenizer.collect(word, false);
             // Whole unless split at a case change: `Wolfram|Alpha` is two whole words.
             let (mut whole, mut one_letter) = (true, false);
@@ -67,17 +64,27 @@ pub(crate) fn terms(tokenizer: &Tokenizer, query: &str) -> Vec<QueryTerm> {
             }
             if negated && !tokens.is_empty() {
                 negated = false;
-                first_word = false;
                 continue;
             }
             for token in tokens {
-                push(&mut out, token.term, token.joined, value, proper, whole);
+                let flags = Flags {
+                    joined: token.joined,
+                    value,
+                    proper,
+                    whole,
+                };
+                push(&mut out, token.term, flags);
             }
         }
         // Joins across words (`pet store` → `petstore`), as extra evidence.
         for token in tokenizer.collect(segment, true) {
             if token.joined {
-                push(&mut out, token.term, true, true, false, false);
+                let flags = Flags {
+                    joined: true,
+                    value: true,
+                    ..Flags::default()
+                };
+                push(&mut out, token.term, flags);
             }
         }
     }
@@ -103,41 +110,31 @@ fn looks_like_value(word: &str) -> bool {
         || inner.contains(['/', '@', ':', '.', '=', '_', '\\', '#', '?', '&', '%'])
 }
 
-fn push(
-    out: &mut Vec<QueryTerm>,
-    term: String,
+/// What one occurrence of a term is (see [`QueryTerm`]'s fields).
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
     joined: bool,
     value: bool,
     proper: bool,
     whole: bool,
-) {
+}
+
+fn push(out: &mut Vec<QueryTerm>, term: String, flags: Flags) {
     if let Some(seen) = out.iter_mut().find(|t| t.term == term) {
         // The same term again: it is a value only if every occurrence is.
-        seen.value &= value;
-        seen.joined &= joined;
-        seen.proper |= proper;
-        seen.whole |= whole;
+        seen.value &= flags.value;
+        seen.joined &= flags.joined;
+        seen.proper |= flags.proper;
+        seen.whole |= flags.whole;
         return;
     }
     out.push(QueryTerm {
         term,
-        joined,
-        value,
-        proper,
-        whole,
+        joined: flags.joined,
+        value: flags.value,
+        proper: flags.proper,
+        whole: flags.whole,
     });
-}
-
-/// Whether `word` starts a sentence within `segment` (after `.`, `?`, `!` or `:`).
-fn sentence_start(segment: &str, word: &str) -> bool {
-    let Some(at) = segment.find(word) else {
-        return false;
-    };
-    segment[..at]
-        .trim_end()
-        .chars()
-        .last()
-        .is_none_or(|c| matches!(c, '.' | '?' | '!' | ':'))
 }
 
 /// `query` cut into unquoted and quoted segments. A quote opens after a non-alphanumeric
