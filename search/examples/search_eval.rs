@@ -273,6 +273,10 @@ fn main() -> anyhow::Result<()> {
                 cosine: bars.next()?.ok()?,
                 lead: bars.next()?.ok()?,
                 floor: bars.next()?.ok()?,
+                unsure: bars
+                    .next()
+                    .and_then(Result::ok)
+                    .unwrap_or(otc_search::Bars::default().unsure),
             })
         })
         .unwrap_or_default();
@@ -664,29 +668,38 @@ fn evaluate(
     if unservable > 0 {
         println!("{unservable} match queries expect only ids this catalog does not have");
     }
-    let run = |query: &str| -> Vec<usize> {
+    // The tools found, and whether any of them is a sure answer.
+    let run = |query: &str| -> (Vec<usize>, bool) {
         match fused {
-            None => index
-                .search(query, LIMIT, None)
-                .iter()
-                .map(|h| h.position)
-                .collect(),
-            Some(meaning) => index
-                .find(query, LIMIT, otc_search::Scope::default(), meaning)
-                .hits
-                .iter()
-                .map(|h| h.position)
-                .collect(),
+            None => {
+                let hits: Vec<usize> = index
+                    .search(query, LIMIT, None)
+                    .iter()
+                    .map(|h| h.position)
+                    .collect();
+                let sure = !hits.is_empty();
+                (hits, sure)
+            }
+            Some(meaning) => {
+                let hits = index
+                    .find(query, LIMIT, otc_search::Scope::default(), meaning)
+                    .hits;
+                let sure = hits.iter().any(|h| h.sure);
+                (hits.iter().map(|h| h.position).collect(), sure)
+            }
         }
     };
     let (mut matches, mut hit1, mut hit5, mut nones, mut empty) = (0, 0, 0, 0, 0);
     let (mut answerable_empty, mut multi, mut every_part) = (0, 0, 0);
+    // Requests answered with nothing sure (empty, or only the model's unsure closest tools).
+    let (mut none_unsure, mut answerable_unsure) = (0, 0);
     let mut by_style: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     for q in queries {
-        let hits = run(&q.query);
+        let (hits, sure) = run(&q.query);
         let found: Vec<&str> = hits.iter().map(|&p| ids[p].as_str()).collect();
         if q.kind == "none" {
             nones += 1;
+            none_unsure += usize::from(!sure);
             if hits.is_empty() {
                 empty += 1;
             } else if misses {
@@ -699,6 +712,7 @@ fn evaluate(
             continue;
         }
         matches += 1;
+        answerable_unsure += usize::from(!sure);
         if hits.is_empty() {
             answerable_empty += 1;
         }
@@ -742,6 +756,11 @@ fn evaluate(
         pct(hit5, matches),
         pct(empty, nones),
         pct(answerable_empty, matches)
+    );
+    println!(
+        "  nothing sure: none {none_unsure}/{nones} ({:.1} %), answerable {answerable_unsure}/{matches} ({:.1} %)",
+        pct(none_unsure, nones),
+        pct(answerable_unsure, matches)
     );
     if multi > 0 {
         println!("  multi-part: every part covered in the top {LIMIT}: {every_part}/{multi}");

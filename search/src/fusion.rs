@@ -8,21 +8,23 @@
 //! model; measured against a linear mix of normalised scores on the development set, it did as
 //! well on the half it was tuned on and better on the other (bench/search/README.md).
 //!
-//! **Nothing fits.** A part is answered only when one ranker is confident: the lexical ranker
-//! admitted a tool (its relevance gate), or the closest tool's cosine reaches
-//! [`CONFIDENT_COSINE`]. A request that names a product the catalog does not serve (see
-//! [`crate::Lexical::unknown_product`]) is answered by words only: a model finds something
-//! similar to anything, and "a Shopify discount code" must not become another shop's coupons.
-//! When only the semantic ranker is confident, its candidates below the bar are left out.
+//! **Sure, unsure, nothing.** A part's answer is *sure* when one ranker is confident: the
+//! lexical ranker admitted a tool (its relevance gate), or the closest tool's cosine reaches
+//! [`Bars::cosine`] (or [`Bars::floor`] with a lead of [`Bars::lead`]). Below that, down to
+//! [`Bars::unsure`], the model's closest tools are still the answer, marked unsure
+//! ([`Found::sure`]): on requests phrased as people ask, the model's cosines for real
+//! paraphrases overlap those of requests no tool serves, and an empty answer to a request the
+//! catalog serves leaves an agent nowhere to go, where an unsure one costs it a look. Only
+//! below that bar, or when the request names a product the catalog does not serve (see
+//! [`crate::Lexical::unknown_product`]: a model finds something similar to anything, and "a
+//! Shopify discount code" must not become another shop's coupons), is a part answered with
+//! nothing.
 
 use crate::semantic::Vectors;
 use crate::{Hit, Scope, SearchIndex, parts};
 
 /// Each ranker's candidates considered per part.
 const CANDIDATES: usize = 50;
-/// With no word-level evidence, the semantic candidates kept below the cosine bar: those within
-/// this much of the closest one.
-const SURE_MARGIN: f32 = 0.05;
 /// Semantic candidates further than this below the closest one are not voted for.
 const SEMANTIC_SPAN: f32 = 0.2;
 /// Reciprocal-rank fusion's constant: how flat the reward for rank is.
@@ -41,6 +43,9 @@ pub struct Bars {
     pub lead: f32,
     /// The least cosine a lead counts with.
     pub floor: f32,
+    /// The least cosine at which the model's closest tools are offered, marked unsure, when no
+    /// bar above is met.
+    pub unsure: f32,
 }
 
 /// Calibrated on the even half of the development set with `OTC_SEARCH_BARS` (bench/search):
@@ -55,6 +60,7 @@ impl Default for Bars {
             cosine: 0.5,
             lead: 0.1,
             floor: 0.25,
+            unsure: 0.25,
         }
     }
 }
@@ -87,6 +93,9 @@ pub struct Found {
     pub score: f32,
     /// Which part of the request it serves (an index into [`Answer::parts`]).
     pub part: usize,
+    /// Whether a ranker is confident of its part's answer (see the module's doc): `false` when
+    /// only the model's closest tools answer it, none of them close enough to be sure.
+    pub sure: bool,
 }
 
 /// What a search found: the request's parts and the tools for them, interleaved by rank so the
@@ -129,15 +138,18 @@ impl SearchIndex {
             None => query,
         };
         let parts = parts::split(query);
-        let ranked: Vec<Vec<(usize, f32)>> = parts
+        let ranked: Vec<(Vec<(usize, f32)>, bool)> = parts
             .iter()
-            .map(|part| self.fuse(part, scope, meaning).0)
+            .map(|part| {
+                let (list, seen) = self.fuse(part, scope, meaning);
+                (list, seen.sure)
+            })
             .collect();
         let mut hits: Vec<Found> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        let deepest = ranked.iter().map(Vec::len).max().unwrap_or(0);
+        let deepest = ranked.iter().map(|(list, _)| list.len()).max().unwrap_or(0);
         'turns: for rank in 0..deepest {
-            for (part, list) in ranked.iter().enumerate() {
+            for (part, (list, sure)) in ranked.iter().enumerate() {
                 if hits.len() >= limit {
                     break 'turns;
                 }
@@ -148,6 +160,7 @@ impl SearchIndex {
                         position,
                         score,
                         part,
+                        sure: *sure,
                     });
                 }
             }
@@ -216,19 +229,24 @@ impl SearchIndex {
             _ => (Vec::new(), 0.0),
         };
         let bars = meaning.map(|m| m.bars).unwrap_or_default();
-        let semantic_sure = semantic.first().is_some_and(|(_, cosine)| {
-            *cosine >= bars.cosine || (*cosine >= bars.floor && lead >= bars.lead)
-        }) && !signals.unknown_product;
-        let verdict = match (lexical.is_empty(), semantic_sure) {
-            (false, _) => "answered: the lexical ranker admitted a tool",
-            (true, true) => "answered: the closest tool's cosine or its lead reaches the bar",
-            (true, false) if signals.unknown_product && !semantic.is_empty() => {
+        let best = semantic.first().map_or(0.0, |s| s.1);
+        let vetoed = signals.unknown_product;
+        let semantic_sure = !semantic.is_empty()
+            && (best >= bars.cosine || (best >= bars.floor && lead >= bars.lead))
+            && !vetoed;
+        let semantic_unsure = !semantic.is_empty() && best >= bars.unsure && !vetoed;
+        let sure = !lexical.is_empty() || semantic_sure;
+        let verdict = match (lexical.is_empty(), semantic_sure, semantic_unsure) {
+            (false, _, _) => "sure: the lexical ranker admitted a tool",
+            (true, true, _) => "sure: the closest tool's cosine or its lead reaches the bar",
+            (true, false, true) => "unsure: only the model's closest tools, below the sure bars",
+            (true, false, false) if vetoed && !semantic.is_empty() => {
                 "nothing: it names a product the catalog does not serve"
             }
-            (true, false) => "nothing: neither ranker is confident",
+            (true, false, false) => "nothing: neither ranker has a candidate close enough",
         };
         let mut fused: Vec<(usize, f32)> = Vec::new();
-        if !lexical.is_empty() || semantic_sure {
+        if sure || semantic_unsure {
             let mut add =
                 |position: usize, vote: f32| match fused.iter_mut().find(|(p, _)| *p == position) {
                     Some((_, score)) => *score += vote,
@@ -237,18 +255,9 @@ impl SearchIndex {
             for (rank, hit) in lexical.iter().enumerate() {
                 add(hit.position, 1.0 / (RRF_K + rank as f32 + 1.0));
             }
-            let best = semantic.first().map_or(0.0, |s| s.1);
             for (rank, &(position, cosine)) in semantic.iter().enumerate() {
-                // Far below the closest tool, the model is only guessing; with no word-level
-                // evidence, only what it is sure of.
+                // Far below the closest tool, the model is only guessing.
                 if rank > 0 && cosine < best - SEMANTIC_SPAN {
-                    break;
-                }
-                if lexical.is_empty()
-                    && rank > 0
-                    && cosine < bars.cosine
-                    && cosine < best - SURE_MARGIN
-                {
                     break;
                 }
                 add(position, SEMANTIC_WEIGHT / (RRF_K + rank as f32 + 1.0));
@@ -260,6 +269,7 @@ impl SearchIndex {
             Seen {
                 lexical,
                 semantic,
+                sure,
                 verdict,
             },
         )
@@ -270,5 +280,7 @@ impl SearchIndex {
 struct Seen {
     lexical: Vec<Hit>,
     semantic: Vec<(usize, f32)>,
+    /// Whether a ranker is confident of the part's answer.
+    sure: bool,
     verdict: &'static str,
 }

@@ -572,3 +572,55 @@ fn an_explanation_says_what_the_search_decided() {
     // A tool no term reaches is explained as such.
     assert!(index.explain("feeding schedule", 0).tool.is_none());
 }
+
+#[test]
+fn the_model_alone_answers_unsure_above_its_bar_and_never_for_a_product_the_catalog_lacks() {
+    let tools = catalog();
+    let index = SearchIndex::build(&tools);
+    // Tool `p` lies along axis `p`; a request's vector is close to tools 0 and 1 by the cosines
+    // its words ask for, the rest of its length on an axis no tool has.
+    let dims = tools.len() + 1;
+    let mut vectors = Vectors::new(dims, tools.len());
+    for p in 0..tools.len() {
+        let mut v = vec![0.0; dims];
+        v[p] = 1.0;
+        vectors.set(p, &Quantized::of(&v));
+    }
+    let embed = |text: &str| {
+        let (first, second) = if text.contains("certain") {
+            (0.8, 0.1)
+        } else if text.contains("vague") {
+            (0.3, 0.25)
+        } else {
+            (0.2, 0.15)
+        };
+        let mut v = vec![0.0f32; dims];
+        v[0] = first;
+        v[1] = second;
+        v[dims - 1] = (1.0f32 - first * first - second * second).sqrt();
+        Some(v)
+    };
+    let meaning = Meaning {
+        vectors: &vectors,
+        embed: &embed,
+        bars: Bars::default(),
+    };
+    let find = |query: &str| index.find(query, 5, Scope::default(), Some(&meaning)).hits;
+    // No word of these requests is in the catalog: the model alone answers.
+    let sure = find("zorblax certain quuxify");
+    assert_eq!(sure.first().map(|h| (h.position, h.sure)), Some((0, true)));
+    let unsure = find("zorblax vague quuxify");
+    assert_eq!(unsure.first().map(|h| h.position), Some(0));
+    assert!(unsure.iter().all(|h| !h.sure), "{unsure:?}");
+    assert!(find("zorblax dim quuxify").is_empty());
+    // However close the model, a product the catalog does not serve gets nothing; a place it
+    // has never heard of is only a word.
+    assert!(find("zorblax certain quuxify on Spotify").is_empty());
+    assert!(!find("zorblax certain quuxify in Delhi").is_empty());
+    // The words admitting a tool make the answer sure.
+    assert!(
+        find("create an issue in a repository, vague")
+            .iter()
+            .all(|h| h.sure)
+    );
+}

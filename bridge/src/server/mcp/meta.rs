@@ -2,7 +2,7 @@
 //!
 //! | tool | arguments | `structuredContent` |
 //! |---|---|---|
-//! | `search_tools` | `query`, `limit` (1–50, default 10), `toolkit` | `{results: [{path, name, summary, score, destructive, requires}], total}` |
+//! | `search_tools` | `query`, `limit` (1–50, default 10), `toolkit` | `{results: [{path, name, summary, score, destructive, requires, part?, sure?}], total, parts?}` |
 //! | `read_tool` | `path` | `{path, version, versions, description, inputSchema, outputSchema, destructive, requirements}` |
 //! | `call_tool` | `path`, `arguments` | the value when it is an object; `{error: ToolError}` on failure |
 //! | `read_result` | `handle`, `offset` | `{handle, offset, next_offset, total_bytes}`, the page as text |
@@ -66,6 +66,7 @@ pub(crate) fn tools(budget: Option<usize>) -> Vec<Tool> {
         Tool::new(
             SEARCH,
             "Search the catalog for tools that can do a task. Returns ranked paths with a summary each; \
+             results marked sure: false are only the closest by meaning, check that they fit; \
              no results means no tool fits: try other words (the product's name, the object, the action).",
             schema_for_input::<SearchArgs>(),
         )
@@ -252,7 +253,17 @@ pub(crate) fn search(
         MAX_TOTAL,
     );
     let several = answer.parts.len() > 1;
+    // Only the model's closest tools, none close enough to be sure (otc_search's fusion): said
+    // first, so an agent weighs them instead of taking the first.
+    let unsure = |hit: &otc_search::Found| !hit.sure;
     let mut text = String::new();
+    if answer.hits.iter().take(limit).all(unsure) && !answer.hits.is_empty() {
+        let _ = writeln!(
+            text,
+            "No tool clearly matches \"{}\"; the closest by meaning:",
+            crate::rescue::echo(query)
+        );
+    }
     let results: Vec<Value> = answer
         .hits
         .iter()
@@ -274,6 +285,9 @@ pub(crate) fn search(
             // A request that asks several things: which of them this tool serves.
             if several {
                 result["part"] = json!(answer.parts.get(hit.part));
+            }
+            if !hit.sure {
+                result["sure"] = json!(false);
             }
             result
         })

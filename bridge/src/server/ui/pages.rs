@@ -446,8 +446,9 @@ fn encode(text: &str) -> String {
 
 /// What a search found, for [`search_page`].
 pub(super) struct Found {
-    /// The hits, best first: entry, score, and which part of the request it serves.
-    hits: Vec<(Arc<Entry>, f32, Option<String>)>,
+    /// The hits, best first: entry, score, which part of the request it serves, and whether a
+    /// ranker is sure of it (else it is only among the model's closest).
+    hits: Vec<(Arc<Entry>, f32, Option<String>, bool)>,
     total: usize,
     /// Why there is nothing to show, when the query was refused.
     refusal: Option<String>,
@@ -493,7 +494,7 @@ pub(super) fn search(
             let part = several
                 .then(|| answer.parts.get(hit.part).cloned())
                 .flatten();
-            Some((Arc::clone(entry), hit.score, part))
+            Some((Arc::clone(entry), hit.score, part, hit.sure))
         })
         .collect();
     Found {
@@ -519,16 +520,20 @@ pub(super) fn search_page(query: &str, found: &Found) -> Markup {
                         "service's name, the kind of object (issue, invoice, file) and the action "
                         "(list, create, delete)." }
                 } @else {
+                    @if found.hits.iter().all(|hit| !hit.3) {
+                        p { "No tool clearly matches “" (query.trim()) "”; these are the closest by meaning." }
+                    }
                     p { (found.total) " tools match; the best " (found.hits.len()) " are shown ("
                         (if found.semantic { "meaning and words" } else { "words only" }) ")." }
                     ol.results {
-                        @for (entry, score, part) in &found.hits {
+                        @for (entry, score, part, sure) in &found.hits {
                             @let def = entry.definition();
                             li {
                                 a href=(tool_href(&def.id.name(), None)) { (def.id.name()) }
                                 @if entry.tool.destructive { " " span.badge.destructive { "destructive" } }
                                 " " span.score { "score " (format!("{score:.3}")) }
                                 @if let Some(part) = part { " " span.part { "for “" (part) "”" } }
+                                @if !sure { " " span.badge { "unsure" } }
                                 p { (summary(&def.description)) }
                             }
                         }
