@@ -23,11 +23,21 @@ elif [ "$(id -u)" = 0 ]; then
     echo "browser: installing chromium $CHROMIUM_VERSION (Debian)"
     install() {
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            "chromium=$CHROMIUM_VERSION" "chromium-common=$CHROMIUM_VERSION" \
-            "chromium-driver=$CHROMIUM_VERSION" fonts-liberation >/dev/null
+            "chromium=$1" "chromium-common=$1" "chromium-driver=$1" fonts-liberation >/dev/null
     }
     # A fresh machine may have no package lists yet.
-    install || { apt-get update -qq && install; }
+    if ! install "$CHROMIUM_VERSION" && ! { apt-get update -qq && install "$CHROMIUM_VERSION"; }; then
+        # Debian's security archive keeps only the newest Chromium: a security update removes
+        # the pinned build. The archive's own build of the same major version is then taken,
+        # said loudly, rather than leaving the tests without a browser; update the pin.
+        offered="$(apt-cache policy chromium | sed -n 's/^  Candidate: //p')"
+        if [ "${offered%%.*}" != "${CHROMIUM_VERSION%%.*}" ]; then
+            echo "browser: chromium $CHROMIUM_VERSION is no longer offered, and the archive's $offered is another major version" >&2
+            exit 1
+        fi
+        echo "browser: WARNING chromium $CHROMIUM_VERSION is no longer offered by Debian; installing its successor $offered (update CHROMIUM_VERSION in $0)" >&2
+        install "$offered"
+    fi
 else
     echo "browser: Debian's chromium $CHROMIUM_VERSION is needed; run 'apt-get install chromium=$CHROMIUM_VERSION' as root" >&2
     exit 1
