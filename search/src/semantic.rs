@@ -127,8 +127,7 @@ impl Vectors {
             if *scale == 0.0 || !keep(position) {
                 continue;
             }
-            let dot: f32 = row.iter().zip(query).map(|(a, b)| f32::from(*a) * b).sum();
-            scored.push((position, dot * scale / norm));
+            scored.push((position, dot(row, query) * scale / norm));
         }
         let k = k.min(scored.len());
         if k == 0 {
@@ -155,6 +154,27 @@ impl Vectors {
     pub fn heap_bytes(&self) -> usize {
         self.values.capacity() + self.scales.capacity() * std::mem::size_of::<f32>()
     }
+}
+
+/// The dot product of a stored row and a request's vector, in sixteen independent sums: a
+/// single running sum of floats cannot be reordered by the compiler, so it runs one addition
+/// at a time, where these vectorise (a search over 10,000 tools reads 3.8 million values).
+fn dot(row: &[i8], query: &[f32]) -> f32 {
+    const LANES: usize = 16;
+    let mut lanes = [0.0f32; LANES];
+    let (rows, queries) = (row.chunks_exact(LANES), query.chunks_exact(LANES));
+    let tail: f32 = rows
+        .remainder()
+        .iter()
+        .zip(queries.remainder())
+        .map(|(a, b)| f32::from(*a) * b)
+        .sum();
+    for (r, q) in rows.zip(queries) {
+        for ((lane, a), b) in lanes.iter_mut().zip(r).zip(q) {
+            *lane += f32::from(*a) * b;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 /// The text a model reads for a tool: its toolkit and name in words, then its description's
