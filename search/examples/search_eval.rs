@@ -102,6 +102,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut dump = None;
     let mut ranks = None;
     let mut model = None;
+    let mut rules = otc_search::Rules::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -124,9 +125,16 @@ fn parse_args() -> anyhow::Result<Args> {
                     _ => anyhow::bail!("--half odd|even"),
                 })
             }
+            "--without" => {
+                let rule = args.next().context("--without RULE")?;
+                rules = rules
+                    .without(&rule)
+                    .with_context(|| format!("--without {rule}: no such rule"))?;
+            }
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
+    let _ = RULES.set(rules);
     if manifest.is_none() == catalog.is_none() {
         anyhow::bail!("give one of --manifest PATH and --catalog PATH");
     }
@@ -145,6 +153,14 @@ fn parse_args() -> anyhow::Result<Args> {
         ranks,
         model,
     })
+}
+
+/// The lexical rules applied (`--without RULE` leaves one out).
+static RULES: std::sync::OnceLock<otc_search::Rules> = std::sync::OnceLock::new();
+
+/// The index over `tools`, with the rules asked for.
+fn index_of(tools: &[MappedTool]) -> SearchIndex {
+    SearchIndex::build(tools).with_rules(RULES.get().copied().unwrap_or_default())
 }
 
 /// Counts what is written (the `GET /tools` body's size without holding it).
@@ -240,7 +256,7 @@ fn main() -> anyhow::Result<()> {
     }
     if let Some(path) = &args.ranks {
         use std::io::Write as _;
-        let index = SearchIndex::build(&tools);
+        let index = index_of(&tools);
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
         for q in &query_set.queries {
             let hits: Vec<(String, f32)> = index
@@ -286,7 +302,7 @@ fn main() -> anyhow::Result<()> {
         bars,
     });
     if let Some(query) = &args.query {
-        let index = SearchIndex::build(&tools);
+        let index = index_of(&tools);
         let answer = index.find(query, 10, otc_search::Scope::default(), meaning.as_ref());
         println!("parts: {:?}", answer.parts);
         for hit in &answer.hits {
@@ -325,7 +341,7 @@ fn main() -> anyhow::Result<()> {
         (std::env::var("OTC_SEARCH_FEATURES"), &model, &vectors)
     {
         use std::io::Write as _;
-        let index = SearchIndex::build(&tools);
+        let index = index_of(&tools);
         let name = |p: usize| {
             let id = &tools[p].definition.id;
             format!("{}.{}", id.toolkit, id.tool)
@@ -372,7 +388,7 @@ fn main() -> anyhow::Result<()> {
         && let (Some(model), Some(vectors)) = (&model, &vectors)
     {
         // One line per request the words alone leave empty: what the model sees.
-        let index = SearchIndex::build(&tools);
+        let index = index_of(&tools);
         for q in &query_set.queries {
             if !index.search(&q.query, LIMIT, None).is_empty() {
                 continue;
@@ -639,7 +655,7 @@ fn evaluate(
     fused: Option<Option<&Meaning<'_>>>,
 ) {
     let started = Instant::now();
-    let index = SearchIndex::build(tools);
+    let index = index_of(tools);
     let build = started.elapsed();
     let heap = index.heap_bytes();
     print!(

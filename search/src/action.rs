@@ -12,13 +12,6 @@
 // The set of actions is defined beside the words that name them (one table, no cycle).
 pub(crate) use super::vocab::{Actions, verb};
 
-/// Path segments that name the caller rather than someone given by a parameter.
-const SELF_SEGMENTS: &[&str] = &["me", "self", "myself"];
-
-/// Words by which a request speaks of the caller's own things ("me" is left out: "show me the
-/// orders" is not about the caller's orders).
-const FIRST_PERSON: &[&str] = &["my", "mine", "myself"];
-
 /// Determiners that, before a noun, ask for many of it ("every script tag", "all webhooks").
 const MANY: &[&str] = &["every", "all"];
 
@@ -39,9 +32,6 @@ pub(crate) fn of_tool<'a>(
     let Some((method, path)) = operation else {
         return named;
     };
-    let mine = path
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|s| SELF_SEGMENTS.iter().any(|m| m.eq_ignore_ascii_case(s)));
     let last = last_segment(path);
     let is_parameter = last.starts_with('{') && last.ends_with('}');
     let from_method = match method.to_ascii_uppercase().as_str() {
@@ -55,12 +45,7 @@ pub(crate) fn of_tool<'a>(
         _ => Actions::empty(),
     };
     let changes = Actions::CREATE | Actions::UPDATE | Actions::DELETE;
-    let mine = if mine {
-        Actions::MINE
-    } else {
-        Actions::empty()
-    };
-    from_method | (named & changes) | mine
+    from_method | (named & changes)
 }
 
 /// The last segment of a path template, without the response format some APIs append to it:
@@ -116,7 +101,7 @@ const QUESTION: &[&str] = &[
 ];
 
 /// What a request asks to do: its verbs, plus "by id"/"by key" and "single"/"specific" (one
-/// thing, read), "every"/"all" (many, listed) and "my" ([`Actions::MINE`]). A request that opens with a
+/// thing, read) and "every"/"all" (many, listed). A request that opens with a
 /// verb is imperative: that verb (and those joined to it by "or"/"and") is what it asks, and
 /// later verb-like words are its nouns ("replace the list of users", "get the latest update").
 /// A question without a verb of its own (one ending in "?" or opening with "what", "which",
@@ -158,9 +143,6 @@ pub(crate) fn of_query(query: &str) -> Actions {
         if ONE.contains(&lower.as_str()) {
             actions |= Actions::READ;
         }
-        if FIRST_PERSON.contains(&lower.as_str()) {
-            actions |= Actions::MINE;
-        }
         if lower == "by"
             && words
                 .get(i + 1)
@@ -189,7 +171,6 @@ mod tests {
     const CREATE: Actions = Actions::CREATE;
     const UPDATE: Actions = Actions::UPDATE;
     const DELETE: Actions = Actions::DELETE;
-    const MINE: Actions = Actions::MINE;
 
     #[test]
     fn a_tool_acts_by_its_method_path_and_name() {
@@ -264,22 +245,6 @@ mod tests {
         assert_eq!(of_query("what's the status of order 7"), LIST | READ);
         assert_eq!(of_query("can you delete order 7?"), DELETE);
         assert_eq!(of_query("order 7 status"), Actions::empty());
-    }
-
-    #[test]
-    fn my_things_are_the_callers_own() {
-        assert_eq!(
-            of_tool(Some(("GET", "/me/privileges")), ["Get"]),
-            LIST | MINE
-        );
-        assert_eq!(
-            of_tool(Some(("GET", "/users/self.json")), ["Get"]),
-            LIST | READ | MINE
-        );
-        assert_eq!(of_tool(Some(("GET", "/users/{id}/memes")), ["Get"]), LIST);
-        assert_eq!(of_query("privileges of my account"), MINE);
-        assert_eq!(of_query("show me my badges"), READ | MINE);
-        assert_eq!(of_query("show me the badges"), READ);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub struct ToolScore {
     pub weak: Vec<String>,
     /// The request's terms it matched only by a synonym.
     pub synonym: Vec<String>,
-    /// What the tool does (list, read, create, update, delete; mine).
+    /// What the tool does (list, read, create, update, delete).
     pub does: String,
     /// What the request asks.
     pub wants: String,

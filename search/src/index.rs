@@ -77,6 +77,7 @@ impl SearchIndex {
             toolkits,
             naming,
             unseen_idf: bm25_idf(n, 0.0),
+            rules: crate::Rules::default(),
         }
     }
 }

@@ -45,9 +45,6 @@ const SYNONYM_WEIGHT: f32 = 0.6;
 /// relevance gate is passed.
 const ACTION_BONUS: f32 = 0.3;
 const ACTION_PENALTY: f32 = 0.2;
-/// The bonus for a tool about the caller's own things (`/me/…`) when the request says "my":
-/// `score × (1 + MINE_BONUS)`.
-const MINE_BONUS: f32 = 0.3;
 /// The cost for a tool that says it is deprecated: its replacement, which does the same, ranks
 /// first (`score × (1 - DEPRECATED_PENALTY)`).
 const DEPRECATED_PENALTY: f32 = 0.3;
@@ -166,8 +163,16 @@ impl SearchIndex {
             .filter(|(_, t)| !t.joined)
             .map(|(i, t)| (t.term.as_str(), 1u64 << i))
             .collect();
-        let synonyms = self.synonyms_of(query, &terms, &unit_bits);
-        let (named, naming_bits) = self.named_toolkits(&terms);
+        let synonyms = if self.rules.synonyms {
+            self.synonyms_of(query, &terms, &unit_bits)
+        } else {
+            Vec::new()
+        };
+        let (named, naming_bits) = if self.rules.toolkit_named {
+            self.named_toolkits(&terms)
+        } else {
+            (Vec::new(), 0)
+        };
         let mut weighed = self.weigh(&terms, &synonyms, named.is_empty());
         weighed.known.extend(self.joined(&terms, &unit_bits));
         weighed
@@ -254,7 +259,8 @@ impl SearchIndex {
             if !term.value {
                 // In a request about a toolkit the catalog serves, another name it does not
                 // know is a value ("ask Wolfram|Alpha about Mars"), not a service it lacks.
-                let weight = match (number.is_some() || synonym_idf.is_some(), term.proper) {
+                let proper = term.proper && self.rules.products;
+                let weight = match (number.is_some() || synonym_idf.is_some(), proper) {
                     (true, _) => 1.0,
                     (false, true) if names_nothing => {
                         weighed.unknown_product = true;
@@ -339,7 +345,9 @@ impl SearchIndex {
         Judged {
             coverage,
             name,
-            relevance: matches.score * coverage.powf(COVERAGE_POWER) * (1.0 + NAME_BONUS * name),
+            relevance: matches.score
+                * coverage.powf(COVERAGE_POWER)
+                * (1.0 + NAME_BONUS * name * f32::from(u8::from(self.rules.name_bonus))),
         }
     }
 
@@ -379,19 +387,15 @@ impl SearchIndex {
     /// An admitted tool's relevance, raised when it does what the request asks or is about the
     /// caller's own things, lowered when it does something else or is deprecated.
     pub(crate) fn boost(&self, asked: &Asked, d: usize, mut relevance: f32) -> f32 {
-        let (does, wants) = (
-            self.actions[d] & Actions::DOES,
-            asked.wanted & Actions::DOES,
-        );
-        if does.intersects(wants) {
-            relevance *= 1.0 + ACTION_BONUS;
-        } else if !wants.is_empty() && !does.is_empty() {
-            relevance *= 1.0 - ACTION_PENALTY;
+        let (does, wants) = (self.actions[d], asked.wanted);
+        if self.rules.actions {
+            if does.intersects(wants) {
+                relevance *= 1.0 + ACTION_BONUS;
+            } else if !wants.is_empty() && !does.is_empty() {
+                relevance *= 1.0 - ACTION_PENALTY;
+            }
         }
-        if (self.actions[d] & asked.wanted).contains(Actions::MINE) {
-            relevance *= 1.0 + MINE_BONUS;
-        }
-        if self.deprecated[d] {
+        if self.rules.deprecated && self.deprecated[d] {
             relevance *= 1.0 - DEPRECATED_PENALTY;
         }
         relevance

@@ -27,19 +27,7 @@ bitflags::bitflags! {
         const CREATE = 1 << 2;
         const UPDATE = 1 << 3;
         const DELETE = 1 << 4;
-        /// Not an action but whose thing it is: the caller's own (`GET /me/privileges`,
-        /// `/users/self`) against "my privileges". It only ever adds to a tool's rank.
-        const MINE = 1 << 5;
     }
-}
-
-impl Actions {
-    /// What a tool does, without [`Actions::MINE`].
-    pub(crate) const DOES: Actions = Actions::LIST
-        .union(Actions::READ)
-        .union(Actions::CREATE)
-        .union(Actions::UPDATE)
-        .union(Actions::DELETE);
 }
 
 /// One word (lowercased, unstemmed) of a [`Group`], and what it is used for.
