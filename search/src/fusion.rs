@@ -148,8 +148,14 @@ impl SearchIndex {
         let mut hits: Vec<Found> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let deepest = ranked.iter().map(|(list, _)| list.len()).max().unwrap_or(0);
+        // In each turn the parts a ranker is sure of go first: a request that opens with
+        // context ("We're moving offices next week.") must not put that sentence's unsure
+        // neighbours above what it asks for.
+        let mut turn: Vec<usize> = (0..ranked.len()).collect();
+        turn.sort_by_key(|&part| !ranked[part].1);
         'turns: for rank in 0..deepest {
-            for (part, (list, sure)) in ranked.iter().enumerate() {
+            for &part in &turn {
+                let (list, sure) = &ranked[part];
                 if hits.len() >= limit {
                     break 'turns;
                 }

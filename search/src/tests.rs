@@ -623,4 +623,15 @@ fn the_model_alone_answers_unsure_above_its_bar_and_never_for_a_product_the_cata
             .iter()
             .all(|h| h.sure)
     );
+    // A request that opens with a part no ranker is sure of: the sure part's tools come first
+    // in each turn, the unsure part still has its turn.
+    let both = find("zorblax vague quuxify. Create an issue in a repository.");
+    assert_eq!(
+        both.iter()
+            .map(|h| (h.part, h.sure))
+            .take(2)
+            .collect::<Vec<_>>(),
+        [(1, true), (0, false)],
+        "{both:?}"
+    );
 }
