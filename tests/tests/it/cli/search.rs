@@ -1,7 +1,7 @@
 //! Semantic tool search (issue 24) against the real model from its registry package
 //! (`scripts/install-search-model.sh`, under `$OTC_CORPUS_DIR/models`): a request phrased
-//! without the tool's words finds it, a request asking two things gets a tool for each, a
-//! product the catalog lacks gets nothing; vectors are cached across restarts and redone for a
+//! without the tool's words finds it, a request asking two things gets a tool for each, one
+//! only close by meaning gets tools marked unsure, a product the catalog lacks gets nothing; vectors are cached across restarts and redone for a
 //! tool that changed; without a model search is lexical and `/health` says so; a broken model
 //! directory is a start-up error naming it, or a warning with `optional: true`.
 
@@ -171,6 +171,20 @@ async fn semantic_search_finds_by_meaning_covers_each_part_and_refuses_absent_pr
     for result in found["results"].as_array().unwrap() {
         assert!(result["part"].is_string(), "{found}");
     }
+
+    // A sure answer carries no mark; one only close by meaning (no word of the request in a
+    // tool, the closest cosine under the sure bars) says so on every result.
+    let found = search(&url, "will it rain tomorrow?").await;
+    assert!(
+        found["results"].as_array().unwrap()[0]
+            .get("sure")
+            .is_none(),
+        "{found}"
+    );
+    let found = search(&url, "remind me about the meeting").await;
+    let results = found["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{found}");
+    assert!(results.iter().all(|r| r["sure"] == false), "{found}");
 
     // A product the catalog does not serve: nothing, however close the words.
     let found = search(&url, "ship my parcel overnight with FedEx").await;
