@@ -342,12 +342,15 @@ impl SearchIndex {
     pub(crate) fn judge(&self, asked: &Asked, matches: &Matches, d: usize) -> Judged {
         let coverage = asked.coverage(matches);
         let name = self.name_match(d, &asked.query_terms);
+        let name_bonus = if self.rules.name_bonus {
+            NAME_BONUS
+        } else {
+            0.0
+        };
         Judged {
             coverage,
             name,
-            relevance: matches.score
-                * coverage.powf(COVERAGE_POWER)
-                * (1.0 + NAME_BONUS * name * f32::from(u8::from(self.rules.name_bonus))),
+            relevance: matches.score * coverage.powf(COVERAGE_POWER) * (1.0 + name_bonus * name),
         }
     }
 
