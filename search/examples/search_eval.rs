@@ -274,12 +274,7 @@ fn main() -> anyhow::Result<()> {
             )?;
         }
     }
-    let embed = |text: &str| {
-        model
-            .as_ref()
-            .and_then(|m| m.embed(&[text]).ok())
-            .and_then(|mut v| v.pop())
-    };
+    let embed = |parts: &[&str]| model.as_ref().and_then(|m| m.embed(parts).ok());
     // OTC_SEARCH_BARS="COSINE,LEAD,FLOOR" overrides the bars (for calibrating on one half).
     let bars = std::env::var("OTC_SEARCH_BARS")
         .ok()

@@ -65,13 +65,18 @@ impl Default for Bars {
     }
 }
 
+/// Embeds a request's parts (see [`Meaning::embed`]).
+pub type EmbedParts<'a> = dyn Fn(&[&str]) -> Option<Vec<Vec<f32>>> + Sync + 'a;
+
 /// The semantic side of a search: the catalog's vectors (in the index's positions) and the
 /// model that embeds a request's part the same way.
 pub struct Meaning<'a> {
     /// The tools' vectors.
     pub vectors: &'a Vectors,
-    /// Embeds one request part; `None` when the model fails (the part is then lexical only).
-    pub embed: &'a (dyn Fn(&str) -> Option<Vec<f32>> + Sync),
+    /// Embeds a request's parts, one vector each in order, in one pass of the model (a pass
+    /// costs mostly the reading of its weights, so two parts cost little more than one);
+    /// `None` when the model fails (the parts are then lexical only).
+    pub embed: &'a EmbedParts<'a>,
     /// When the semantic ranker alone answers.
     pub bars: Bars,
 }
@@ -138,10 +143,12 @@ impl SearchIndex {
             None => query,
         };
         let parts = parts::split(query);
+        let vectors = self.embed_parts(&parts, scope, meaning);
         let ranked: Vec<(Vec<(usize, f32)>, bool)> = parts
             .iter()
-            .map(|part| {
-                let (list, seen) = self.fuse(part, scope, meaning);
+            .zip(&vectors)
+            .map(|(part, vector)| {
+                let (list, seen) = self.fuse(part, vector.as_deref(), scope, meaning);
                 (list, seen.sure)
             })
             .collect();
@@ -184,10 +191,13 @@ impl SearchIndex {
         position: usize,
         meaning: Option<&Meaning<'_>>,
     ) -> Vec<Explanation> {
-        parts::split(query)
+        let parts = parts::split(query);
+        let vectors = self.embed_parts(&parts, Scope::default(), meaning);
+        parts
             .into_iter()
-            .map(|part| {
-                let (fused, seen) = self.fuse(part, Scope::default(), meaning);
+            .zip(vectors)
+            .map(|(part, vector)| {
+                let (fused, seen) = self.fuse(part, vector.as_deref(), Scope::default(), meaning);
                 Explanation {
                     part: part.to_owned(),
                     lexical: seen
@@ -210,28 +220,57 @@ impl SearchIndex {
             .collect()
     }
 
-    /// One part through both rankers: the fused list (position, score), best first.
+    /// The toolkit `scope` keeps to, as a position in [`Self::toolkits`]: `Ok(None)` when it
+    /// names none, `Err(())` when it names one the catalog lacks (nothing is then in scope).
+    fn scoped_toolkit(&self, scope: Scope<'_>) -> Result<Option<usize>, ()> {
+        let Some(name) = scope.toolkit else {
+            return Ok(None);
+        };
+        let lower = name.to_lowercase();
+        match self.toolkits.iter().position(|t| **t == *lower) {
+            Some(position) => Ok(Some(position)),
+            None => Err(()),
+        }
+    }
+
+    /// Each part's vector, all from one pass of the model; none without a model, when it
+    /// fails, or when the scope names a toolkit the catalog lacks.
+    fn embed_parts(
+        &self,
+        parts: &[&str],
+        scope: Scope<'_>,
+        meaning: Option<&Meaning<'_>>,
+    ) -> Vec<Option<Vec<f32>>> {
+        let vectors = match meaning {
+            Some(meaning) if self.scoped_toolkit(scope).is_ok() => {
+                (meaning.embed)(parts).filter(|vectors| vectors.len() == parts.len())
+            }
+            _ => None,
+        };
+        match vectors {
+            Some(vectors) => vectors.into_iter().map(Some).collect(),
+            None => vec![None; parts.len()],
+        }
+    }
+
+    /// One part through both rankers, the model's side from the part's `vector`: the fused
+    /// list (position, score), best first.
     fn fuse(
         &self,
         part: &str,
+        vector: Option<&[f32]>,
         scope: Scope<'_>,
         meaning: Option<&Meaning<'_>>,
     ) -> (Vec<(usize, f32)>, Seen) {
-        let toolkit = scope.toolkit;
         let (lexical, signals) = self.rank(part, CANDIDATES, scope);
-        let only = toolkit.and_then(|name| {
-            let lower = name.to_lowercase();
-            self.toolkits.iter().position(|t| **t == *lower)
-        });
-        let (semantic, lead) = match (meaning, toolkit.is_some() && only.is_none()) {
-            (Some(meaning), false) => (meaning.embed)(part)
-                .map(|vector| {
-                    meaning.vectors.nearest_with_lead(&vector, CANDIDATES, |p| {
-                        only.is_none_or(|k| self.toolkit_of.get(p) == Some(&(k as u32)))
-                            && scope.allows(p)
-                    })
+        let only = self.scoped_toolkit(scope).unwrap_or(None);
+        let (semantic, lead) = match (meaning, vector) {
+            (Some(meaning), Some(vector)) => {
+                meaning.vectors.nearest_with_lead(vector, CANDIDATES, |p| {
+                    only.is_none_or(|k| self.toolkit_of.get(p) == Some(&(k as u32)))
+                        && scope.allows(p)
                 })
-                .unwrap_or_default(),
+            }
             _ => (Vec::new(), 0.0),
         };
         let bars = meaning.map(|m| m.bars).unwrap_or_default();

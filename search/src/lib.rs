@@ -79,7 +79,7 @@ mod tests;
 use std::collections::HashMap;
 
 pub use explain::{LexicalExplanation, TermWeight, ToolScore};
-pub use fusion::{Answer, Bars, Explanation, Found, Meaning};
+pub use fusion::{Answer, Bars, EmbedParts, Explanation, Found, Meaning};
 pub use model::{MAX_TOKENS, Model, ModelError};
 pub use semantic::{Quantized, Vectors, tool_text, tool_text_with};
 

@@ -586,7 +586,7 @@ fn the_model_alone_answers_unsure_above_its_bar_and_never_for_a_product_the_cata
         v[p] = 1.0;
         vectors.set(p, &Quantized::of(&v));
     }
-    let embed = |text: &str| {
+    let embed_one = |text: &str| {
         let (first, second) = if text.contains("certain") {
             (0.8, 0.1)
         } else if text.contains("vague") {
@@ -598,8 +598,9 @@ fn the_model_alone_answers_unsure_above_its_bar_and_never_for_a_product_the_cata
         v[0] = first;
         v[1] = second;
         v[dims - 1] = (1.0f32 - first * first - second * second).sqrt();
-        Some(v)
+        v
     };
+    let embed = |parts: &[&str]| Some(parts.iter().map(|p| embed_one(p)).collect());
     let meaning = Meaning {
         vectors: &vectors,
         embed: &embed,

@@ -94,7 +94,7 @@ pub(crate) fn search(
     toolkit: Option<&str>,
     limit: usize,
 ) -> otc_search::Answer {
-    let embed = |text: &str| semantic?.embed_query(text);
+    let embed = |parts: &[&str]| semantic?.embed_query(parts);
     let meaning = match (semantic, catalog.vectors()) {
         (Some(_), Some(vectors)) => Some(otc_search::Meaning {
             vectors,
