@@ -17,6 +17,7 @@ mod demo;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    settle_search_threads();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -73,4 +74,14 @@ fn main() -> ExitCode {
 /// The matches of the subcommand, where the source flags of `tools`, `check` and `export` are.
 fn sub_matches(matches: &ArgMatches) -> &ArgMatches {
     matches.subcommand().map_or(matches, |(_, m)| m)
+}
+
+/// Applies [`otc_search::threads_setting`] (the search model's thread count, counted once).
+#[allow(unsafe_code, clippy::disallowed_methods)] // Sound here: see the SAFETY note.
+fn settle_search_threads() {
+    if let Some((name, value)) = otc_search::threads_setting() {
+        // SAFETY: called first in `main`, before the runtime or anything else starts a thread,
+        // so nothing reads or writes the environment meanwhile.
+        unsafe { std::env::set_var(name, value) };
+    }
 }

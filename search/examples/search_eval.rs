@@ -177,6 +177,12 @@ impl std::io::Write for Counter {
 }
 
 fn main() -> anyhow::Result<()> {
+    // As the bridge's `main` does (otc_search::threads_setting), so latency is measured alike.
+    #[allow(unsafe_code, clippy::disallowed_methods)] // Sound here: see the SAFETY note.
+    if let Some((name, value)) = otc_search::threads_setting() {
+        // SAFETY: first in `main`, before any other thread starts.
+        unsafe { std::env::set_var(name, value) };
+    }
     let args = parse_args()?;
     let (mut sources, snapshot_tools) = match (&args.manifest, &args.catalog) {
         (Some(manifest), _) => (manifest_sources(manifest)?, Vec::new()),

@@ -80,7 +80,7 @@ use std::collections::HashMap;
 
 pub use explain::{LexicalExplanation, TermWeight, ToolScore};
 pub use fusion::{Answer, Bars, EmbedParts, Explanation, Found, Meaning};
-pub use model::{MAX_TOKENS, Model, ModelError};
+pub use model::{MAX_TOKENS, Model, ModelError, threads_setting};
 pub use semantic::{Quantized, Vectors, tool_text, tool_text_with};
 
 use action::Actions;

@@ -18,6 +18,25 @@ pub const MAX_TOKENS: usize = 128;
 /// Texts embedded together: fewer calls, and texts sorted by length waste little padding.
 const BATCH: usize = 32;
 
+/// The environment setting that spares candle from counting the machine's cores before every
+/// matrix product: `RAYON_NUM_THREADS`, set to the physical core count candle would find, or
+/// `None` when it is already set.
+///
+/// Why: unless that variable is set, candle asks `num_cpus::get_physical()` on every product,
+/// which reads and parses `/proc/cpuinfo`; that was about a fifth of a request's embedding time
+/// (search p50 17 ms → 13 ms on 2 cores, bench/search/README.md). The value is what candle uses
+/// anyway (except on processors with performance and efficiency cores, where candle would count
+/// the performance cores only: `RAYON_NUM_THREADS` set by the user is left alone), and only
+/// candle uses rayon's pool, so nothing else changes. Changing the environment
+/// is only sound while one thread runs, so the caller sets it, first thing in `main`.
+pub fn threads_setting() -> Option<(&'static str, String)> {
+    const VARIABLE: &str = "RAYON_NUM_THREADS";
+    match std::env::var_os(VARIABLE) {
+        Some(_) => None,
+        None => Some((VARIABLE, num_cpus::get_physical().to_string())),
+    }
+}
+
 /// A loaded model.
 pub struct Model {
     bert: BertModel,
