@@ -183,16 +183,20 @@ impl Semantic {
         }
         let cached = latest.len() - missing.len();
         self.set_progress(cached, latest.len());
-        for batch in missing.chunks(BATCH) {
-            let texts: Vec<String> = batch
-                .iter()
-                .map(|&p| otc_search::tool_text(&latest[p].tool))
-                .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        // Shortest first, so each batch holds texts of about one length: the model pads a batch
+        // to its longest text, and batches of tools in catalog order spent much of their time
+        // on padding (bench/search/README.md).
+        let mut texts: Vec<(usize, String)> = missing
+            .iter()
+            .map(|&p| (p, otc_search::tool_text(&latest[p].tool)))
+            .collect();
+        texts.sort_by_key(|(_, text)| text.len());
+        for batch in texts.chunks(BATCH) {
+            let refs: Vec<&str> = batch.iter().map(|(_, text)| text.as_str()).collect();
             match self.model.embed(&refs) {
                 Ok(embedded) => {
                     let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-                    for (&position, vector) in batch.iter().zip(embedded) {
+                    for (&(position, _), vector) in batch.iter().zip(embedded) {
                         let quantized = Quantized::of(&vector);
                         vectors.set(position, &quantized);
                         known.insert(keys[position], quantized);
