@@ -84,7 +84,12 @@ pub(super) async fn request(mut request: Request, next: Next) -> Response {
         .and_then(|n| n.detail.as_deref())
         .map(tracing::field::debug);
     let tool_failed = note.as_ref().is_some_and(|n| n.tool_failed);
-    if status >= 500 {
+    // `/health` answers 503 while a source is down: that is the probe's answer, not a failed
+    // request, and probes come every few seconds (the source's failure is logged when it
+    // happens, once).
+    if uri.path() == "/health" {
+        tracing::debug!(%method, ?path, status, duration_ms, "Health answered.");
+    } else if status >= 500 {
         tracing::error!(%method, ?path, tool, status, duration_ms, detail, "Request failed.");
     } else if tool_failed {
         tracing::warn!(%method, ?path, tool, status, duration_ms, detail, "Tool call failed.");

@@ -165,7 +165,9 @@ async fn nothing_starts_half_configured_unless_asked() {
     // Asked for: the source that started is served, and the failure was reported.
     let mut with_flag = args.to_vec();
     with_flag.push("--allow-partial");
-    let mut server = Running::spawn(&with_flag, &[]);
+    let log_path = std::env::temp_dir().join(format!("otc-half-{}.log", std::process::id()));
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut server = Running::spawn_with_stderr(&with_flag, &[], log);
     let url = server.url().await;
     let tools: serde_json::Value = reqwest::get(format!("{url}/tools"))
         .await
@@ -190,4 +192,13 @@ async fn nothing_starts_half_configured_unless_asked() {
         "anonymous /health gives states only: {health}"
     );
     server.interrupt().await;
+    // The failure is logged once, as it happens; a probe's 503 is its answer, not an error.
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_file(&log_path);
+    assert!(log.contains("/no/such/doc.yaml"), "{log}");
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("ERROR") && l.contains("/health")),
+        "{log}"
+    );
 }
