@@ -126,7 +126,11 @@ async fn collect(
     if !truncate && declared.is_some_and(|n| n > limit) {
         return Err(too_large);
     }
-    let capacity = declared.unwrap_or(0).min(limit).min(1 << 20);
+    // A declared length within the limit is reserved whole: a body grown by doubling from a
+    // smaller start held up to twice its size, and while it grew (a reallocation copies) about
+    // three times (issue 27). A length that overstates the body costs little: pages reserved
+    // and never written are not memory the process holds.
+    let capacity = declared.unwrap_or(0).min(limit);
     let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     while let Some(chunk) = response.chunk().await.map_err(|e| classify(e, timeout))? {
         let room = usize::try_from(limit)
