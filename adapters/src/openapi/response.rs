@@ -451,16 +451,24 @@ mod tests {
         let mut forms = super::super::scrub::Forms::default();
         forms.add("Bearer s3cr3t-token");
         let scrubber = forms.build();
-        let clean = "{\"login\": \"octocat\", \"n\": [1, 2]}";
-        assert!(matches!(
-            unparsed(clean, Some("application/json"), &scrubber),
-            ToolValue::Json(json) if json.get() == clean
-        ));
+        // Clean, with and without escapes or `%` (decided by one pass over the bytes, or by
+        // a walk over its strings).
+        for clean in [
+            "{\"login\": \"octocat\", \"n\": [1, 2]}",
+            "{\"body\": \"a\\r\\nb\", \"url\": \"/search?q=a%20b\"}",
+        ] {
+            assert!(matches!(
+                unparsed(clean, Some("application/json"), &scrubber),
+                ToolValue::Json(json) if json.get() == clean
+            ));
+        }
         for echoed in [
             "{\"auth\": \"s3cr3t-token\"}",
             // Escaped, and as a key.
             "{\"a\": [\"\\u0073\\u0033cr3t-token\"]}",
             "{\"s3cr3t-token\": 1}",
+            // Percent-encoded, in a text without escapes.
+            "{\"q\": \"s3cr3t%2Dtoken\"}",
         ] {
             let ToolValue::Parsed(value) = unparsed(echoed, Some("application/json"), &scrubber)
             else {
