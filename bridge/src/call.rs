@@ -336,7 +336,8 @@ struct Forward<'a, 't> {
     unparsed: bool,
 }
 
-/// What the upstream answered: what a kept answer's call fetched, or a value as its text.
+/// What the upstream answered: a value (and what it said of keeping it) or "not modified", or
+/// a value as its text.
 enum Upstream {
     Fetched(Fetched),
     Json(Box<RawValue>),
@@ -735,14 +736,17 @@ mod tests {
         }
     }
 
-    /// Issue 27: an edge that asks for text gets the upstream's text, unless a projection (or a
-    /// cache) needs the value parsed; an edge that does not ask gets a value.
+    /// Issue 27: an edge that asks for text gets the upstream's text, unless a projection or a
+    /// cache needs the value parsed; an edge that does not ask gets a value.
     #[tokio::test]
     async fn issue_27_a_value_stays_text_only_when_nothing_needs_it_parsed() {
+        let store = ResultCache::in_memory(&crate::result_cache::CacheStoreConfig::default());
+        let store = &store;
         let outcome = |options: &str, unparsed: bool| {
             let options: crate::catalog::policy::SourceOptions =
                 serde_yaml::from_str(options).unwrap();
-            let catalog = catalog_of(Texting(echo()), options.compile("kit").unwrap());
+            // Read-only: a destructive tool's answers are never kept.
+            let catalog = catalog_of(Texting(echo().read_only()), options.compile("kit").unwrap());
             async move {
                 let everyone = Policies::default();
                 let anonymous = Caller::anonymous();
@@ -756,7 +760,10 @@ mod tests {
                     View::new(&anonymous, &everyone),
                     Duration::from_secs(5),
                     &Telemetry::default(),
-                    Stores::default(),
+                    Stores {
+                        cache: Some(store),
+                        ..Stores::default()
+                    },
                     Call {
                         request,
                         edge: Edge::Mcp,
@@ -781,6 +788,10 @@ mod tests {
         assert_eq!(
             value(outcome("overrides: {Echo: {results: {jq: '.message'}}}", true).await),
             json!("hi")
+        );
+        assert_eq!(
+            value(outcome("cache: {ttl_secs: 60}", true).await),
+            json!({"message": "hi"})
         );
     }
 
