@@ -49,7 +49,7 @@ pub fn cut_json(json: &RawValue, max_bytes: usize) -> Cut {
     }
     let mut omitted = Omitted::default();
     // As in `cut`: with at least MIN_BUDGET bytes some cut form always fits.
-    let value = fit(text, budget, &mut omitted).unwrap_or(Value::Null);
+    let value = fit(text, budget, 0, &mut omitted).unwrap_or(Value::Null);
     Cut {
         value,
         cut: true,
@@ -77,9 +77,16 @@ fn parse(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
+/// How deep a cut descends into nested arrays and objects: serde_json's own nesting limit, so
+/// the cut of a text goes no deeper than a parsed value can be. A text (which [`RawValue`]
+/// accepts at any depth) nested deeper is cut above that depth: each descent is a few stack
+/// frames, and an upstream's 5 MB of `[[[[…` would otherwise overflow the stack.
+const MAX_DEPTH: usize = 128;
+
 /// A form of the value `text` holds whose serialization is at most `room` bytes, or `None`
-/// when not even a marker fits: [`super::fit`] over a text.
-fn fit(text: &str, room: usize, omitted: &mut Omitted) -> Option<Value> {
+/// when not even a marker fits (or it lies deeper than [`MAX_DEPTH`]): [`super::fit`] over a
+/// text, `depth` levels down.
+fn fit(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<Value> {
     if fits(text, room).is_some()
         && let Some(value) = parse(text)
     {
@@ -90,15 +97,17 @@ fn fit(text: &str, room: usize, omitted: &mut Omitted) -> Option<Value> {
             let s: String = serde_json::from_str(text).ok()?;
             cut_string(&s, room, omitted).map(Value::String)
         }
-        Some(b'[') => cut_array(text, room, omitted).map(Value::Array),
-        Some(b'{') => cut_object(text, room, omitted).map(Value::Object),
+        Some(b'[') if depth < MAX_DEPTH => cut_array(text, room, depth, omitted).map(Value::Array),
+        Some(b'{') if depth < MAX_DEPTH => {
+            cut_object(text, room, depth, omitted).map(Value::Object)
+        }
         // A scalar other than a string cannot be shortened.
         _ => None,
     }
 }
 
 /// [`super::cut_array`] over the text of an array.
-fn cut_array(text: &str, room: usize, omitted: &mut Omitted) -> Option<Vec<Value>> {
+fn cut_array(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<Vec<Value>> {
     let count = walk(text, Count)?.count;
     let marker_room = 1 + serialized_len(&items_marker(count));
     let mut left = room.checked_sub(2 + marker_room)?;
@@ -118,7 +127,7 @@ fn cut_array(text: &str, room: usize, omitted: &mut Omitted) -> Option<Vec<Value
                 return ControlFlow::Continue(());
             }
             if item_room >= MIN_NESTED
-                && let Some(cut) = fit(item, item_room, omitted)
+                && let Some(cut) = fit(item, item_room, depth + 1, omitted)
             {
                 kept.push(cut);
             }
@@ -134,7 +143,12 @@ fn cut_array(text: &str, room: usize, omitted: &mut Omitted) -> Option<Vec<Value
 }
 
 /// [`super::cut_object`] over the text of an object.
-fn cut_object(text: &str, room: usize, omitted: &mut Omitted) -> Option<Map<String, Value>> {
+fn cut_object(
+    text: &str,
+    room: usize,
+    depth: usize,
+    omitted: &mut Omitted,
+) -> Option<Map<String, Value>> {
     let Census { count, ellipses } = walk(text, Count)?;
     // `…`, `……`, ...: the first such key the object does not have, as `cut_object` picks it.
     let mut repeat = 1;
@@ -163,7 +177,7 @@ fn cut_object(text: &str, room: usize, omitted: &mut Omitted) -> Option<Map<Stri
                 return ControlFlow::Continue(());
             }
             if value_room >= MIN_NESTED
-                && let Some(cut) = fit(value, value_room, omitted)
+                && let Some(cut) = fit(value, value_room, depth + 1, omitted)
             {
                 kept.insert(key, cut);
                 taken += 1;

@@ -89,3 +89,21 @@ fn a_large_value_is_cut_quickly_to_64_kib() {
     let raw = RawValue::from_string(serde_json::to_string(&value).unwrap()).unwrap();
     assert_eq!(cut_json(&raw, 64 * 1024), result);
 }
+
+/// An upstream's answer nested far deeper than serde_json's limit (which a `RawValue` accepts)
+/// is cut above that depth, on a thread's ordinary stack, not followed down until it overflows.
+#[test]
+fn a_text_nested_a_million_deep_is_cut_without_overflowing_the_stack() {
+    let depth = 1_000_000;
+    let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let raw: Box<serde_json::value::RawValue> = serde_json::from_str(&text).unwrap();
+    let cut = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || otc_shape::budget::cut_json(&raw, 65_536))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(cut.cut);
+    let served = serde_json::to_string(&cut.value).unwrap();
+    assert!(served.len() <= 65_536, "{}", served.len());
+}
