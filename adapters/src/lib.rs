@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use otc_mappings::otc::CallContext;
 use otc_mappings::{Mapped, MappedTool};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
@@ -131,6 +132,16 @@ impl fmt::Display for McpProtocol {
     }
 }
 
+/// A tool's value as [`Adapter::call_unparsed`] gives it.
+#[derive(Debug, Clone)]
+pub enum ToolValue {
+    /// Parsed.
+    Parsed(Value),
+    /// The upstream's JSON text as it came: one valid JSON value, whitespace and escapes as the
+    /// upstream wrote them.
+    Json(Box<RawValue>),
+}
+
 /// One configured upstream: an MCP server or an OpenAPI service.
 #[async_trait]
 pub trait Adapter: fmt::Debug + Send + Sync + 'static {
@@ -143,6 +154,16 @@ pub trait Adapter: fmt::Debug + Send + Sync + 'static {
 
     /// Forwards one validated call upstream and returns the tool's value.
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError>;
+
+    /// Forwards a call whose value the bridge only passes on or cuts to a size: like
+    /// [`Adapter::call`], but an adapter may give the upstream's JSON text unparsed
+    /// ([`ToolValue::Json`]), checked to be one JSON value and scrubbed as a value would be. A
+    /// parsed `serde_json::Value` weighs several times its text; a large answer cut to an MCP
+    /// host's budget never needs it (issue 27). An adapter whose answers are not JSON text keeps
+    /// this default.
+    async fn call_unparsed(&self, call: ToolCall) -> Result<ToolValue, AdapterError> {
+        Ok(ToolValue::Parsed(self.call(call).await?))
+    }
 
     /// Forwards a call whose answer the bridge may keep ([`fresh`]): like [`Adapter::call`],
     /// and says how long the answer stays fresh; with `cache.validators`, the upstream may

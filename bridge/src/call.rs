@@ -14,9 +14,10 @@ use otc_mappings::otc::{
     CallContext, CallOutcome, CallToolRequest, CallToolResponse, ToolError, ToolId,
 };
 use otc_shape::transform::MapBackError;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use otc_adapters::{AdapterError, CacheRequest, Fetched, Freshness, SourceState};
+use otc_adapters::{AdapterError, CacheRequest, Fetched, Freshness, SourceState, ToolValue};
 
 use crate::access::{Admitted, Limited, Verdict, View};
 use crate::catalog::lock::Drift;
@@ -52,6 +53,10 @@ pub(crate) struct Call {
     pub edge: Edge,
     /// What the caller asked of the cache of read-only calls (its `Cache-Control` header).
     pub cache: Directive,
+    /// The edge takes a JSON value as the upstream's text ([`CallOutcome::Json`]) when nothing
+    /// on the way needs it parsed (no projection, no cache): the MCP edge, which cuts a value to
+    /// a byte budget from its text (issue 27).
+    pub unparsed: bool,
 }
 
 /// A call that reached its tool (or was answered as if it had).
@@ -154,6 +159,7 @@ async fn run(
         entry: resolved,
         edge: _,
         cache: directive,
+        unparsed,
     } = call;
     if tool_id.is_empty() {
         return Err(ApiError::MissingToolId);
@@ -279,6 +285,7 @@ async fn run(
         default_timeout,
         events,
         cache,
+        unparsed,
     };
     // A repeat is the same call by the same credentials: the context (tokens, secrets, user id)
     // is part of the fingerprint, so a replay never answers one caller's call to another's
@@ -325,6 +332,15 @@ struct Forward<'a, 't> {
     events: &'a CallEvents<'t>,
     /// The cache, when the tool's answers are kept.
     cache: Option<Cached<'a>>,
+    /// Whether the edge takes a JSON value as its text ([`Call::unparsed`]).
+    unparsed: bool,
+}
+
+/// What the upstream answered: a value (and what it said of keeping it) or "not modified", or
+/// a value as its text.
+enum Upstream {
+    Fetched(Fetched),
+    Json(Box<RawValue>),
 }
 
 /// A call to a tool whose answers are kept.
@@ -350,6 +366,7 @@ impl Forward<'_, '_> {
             default_timeout,
             events,
             cache,
+            unparsed,
         } = self;
         let definition = entry.definition();
         let source_name = entry.adapter.name();
@@ -383,6 +400,13 @@ impl Forward<'_, '_> {
             }
             None => None,
         };
+        // Only a value that is neither projected nor kept can stay text: both need it parsed.
+        let unparsed = unparsed
+            && cache.is_none()
+            && entry
+                .shaping
+                .as_ref()
+                .is_none_or(|shaping| shaping.projection.is_none());
         let state = entry.adapter.state();
         if !state.is_ready() {
             return Err(ApiError::Unavailable {
@@ -404,11 +428,21 @@ impl Forward<'_, '_> {
             trace_context: upstream.trace_context(),
         };
         let result = match &cache {
+            None if unparsed => entry
+                .policy
+                .forward(default_timeout, entry.adapter.call_unparsed(tool_call))
+                .await
+                .map(|value| match value {
+                    ToolValue::Parsed(value) => {
+                        Upstream::Fetched(Fetched::Value(value, Freshness::unsaid()))
+                    }
+                    ToolValue::Json(json) => Upstream::Json(json),
+                }),
             None => entry
                 .policy
                 .forward(default_timeout, entry.adapter.call(tool_call))
                 .await
-                .map(|value| Fetched::Value(value, Freshness::unsaid())),
+                .map(|value| Upstream::Fetched(Fetched::Value(value, Freshness::unsaid()))),
             Some((cached, _)) => {
                 let request = CacheRequest {
                     shared: cached.rule.public,
@@ -424,12 +458,13 @@ impl Forward<'_, '_> {
                         entry.adapter.call_fresh(tool_call, &request),
                     )
                     .await
+                    .map(Upstream::Fetched)
             }
         };
         // Only a call that sent validators can be answered "not modified"; any other 304 is
         // the upstream's mistake.
         let result = match (result, &stale) {
-            (Ok(Fetched::NotModified(_)), None) => Err(AdapterError::Protocol {
+            (Ok(Upstream::Fetched(Fetched::NotModified(_))), None) => Err(AdapterError::Protocol {
                 message:
                     "the upstream answered 304 Not Modified to a call that was not conditional"
                         .to_owned(),
@@ -442,7 +477,9 @@ impl Forward<'_, '_> {
         }
         .emit(upstream, events);
         let (outcome, failure) = match result {
-            Ok(Fetched::Value(value, freshness)) => {
+            // Asked for only when nothing needs the value parsed (above).
+            Ok(Upstream::Json(json)) => (CallOutcome::Json(json), None),
+            Ok(Upstream::Fetched(Fetched::Value(value, freshness))) => {
                 let projected = match entry.shaping.as_ref() {
                     None => Ok(value),
                     Some(shaping) => shaping.project(value).await,
@@ -461,7 +498,7 @@ impl Forward<'_, '_> {
                     ),
                 }
             }
-            Ok(Fetched::NotModified(mut freshness)) => {
+            Ok(Upstream::Fetched(Fetched::NotModified(mut freshness))) => {
                 // A 304 that repeats no validator leaves the kept ones in force.
                 if freshness.validators.is_empty()
                     && let Some(kept) = &stale
@@ -630,7 +667,6 @@ fn describe(state: &SourceState) -> String {
 mod tests {
     use std::sync::Mutex;
 
-    use otc_adapters::Adapter as _;
     use otc_adapters::fake::FakeAdapter;
     use otc_mappings::otc::{ToolDefinition, ToolVersion};
     use serde_json::json;
@@ -641,8 +677,8 @@ mod tests {
     use crate::catalog::registry::SourceTools;
     use crate::telemetry::metrics::Metrics;
 
-    /// A catalog of one tool, `Kit.Echo@1.0.0` from source `kit`, which answers its input.
-    fn catalog() -> Catalog {
+    /// `Kit.Echo@1.0.0` from source `kit`, which answers its input.
+    fn echo() -> FakeAdapter {
         let version = ToolVersion::new(1, 0, 0);
         let definition = ToolDefinition {
             id: ToolId::exact("Kit", "Echo", version),
@@ -653,17 +689,110 @@ mod tests {
             output_schema: None,
             requirements: None,
         };
-        let adapter = FakeAdapter::new("kit").tool(definition, |call| Ok(json!(call.input)));
+        FakeAdapter::new("kit").tool(definition, |call| Ok(json!(call.input)))
+    }
+
+    /// A catalog of `adapter`'s tools, its source compiled with `policy`.
+    fn catalog_of(adapter: impl otc_adapters::Adapter, policy: SourcePolicy) -> Catalog {
         let mapped = futures::executor::block_on(adapter.list_tools())
             .unwrap()
             .tools;
-        let source = SourceTools::compile(
-            Arc::new(adapter),
-            Arc::new(SourcePolicy::default()),
-            mapped,
-            &mut Vec::new(),
-        );
+        let source =
+            SourceTools::compile(Arc::new(adapter), Arc::new(policy), mapped, &mut Vec::new());
         Catalog::new(vec![source])
+    }
+
+    /// A catalog of one tool, [`echo`].
+    fn catalog() -> Catalog {
+        catalog_of(echo(), SourcePolicy::default())
+    }
+
+    /// An adapter whose values are JSON text when the call allows it, as an OpenAPI source's.
+    #[derive(Debug)]
+    struct Texting(FakeAdapter);
+
+    #[async_trait::async_trait]
+    impl otc_adapters::Adapter for Texting {
+        fn name(&self) -> &str {
+            self.0.name()
+        }
+
+        async fn list_tools(
+            &self,
+        ) -> Result<otc_mappings::Mapped<otc_mappings::MappedTool>, AdapterError> {
+            self.0.list_tools().await
+        }
+
+        async fn call(&self, call: otc_adapters::ToolCall) -> Result<Value, AdapterError> {
+            self.0.call(call).await
+        }
+
+        async fn call_unparsed(
+            &self,
+            call: otc_adapters::ToolCall,
+        ) -> Result<ToolValue, AdapterError> {
+            let text = self.0.call(call).await?.to_string();
+            Ok(ToolValue::Json(RawValue::from_string(text).unwrap()))
+        }
+    }
+
+    /// Issue 27: an edge that asks for text gets the upstream's text, unless a projection or a
+    /// cache needs the value parsed; an edge that does not ask gets a value.
+    #[tokio::test]
+    async fn issue_27_a_value_stays_text_only_when_nothing_needs_it_parsed() {
+        let store = ResultCache::in_memory(&crate::result_cache::CacheStoreConfig::default());
+        let store = &store;
+        let outcome = |options: &str, unparsed: bool| {
+            let options: crate::catalog::policy::SourceOptions =
+                serde_yaml::from_str(options).unwrap();
+            // Read-only: a destructive tool's answers are never kept.
+            let catalog = catalog_of(Texting(echo().read_only()), options.compile("kit").unwrap());
+            async move {
+                let everyone = Policies::default();
+                let anonymous = Caller::anonymous();
+                let request = CallToolRequest {
+                    tool_id: "Kit.Echo".to_owned(),
+                    input: Some(json!({"message": "hi"})),
+                    ..Default::default()
+                };
+                let answer = call(
+                    &catalog,
+                    View::new(&anonymous, &everyone),
+                    Duration::from_secs(5),
+                    &Telemetry::default(),
+                    Stores {
+                        cache: Some(store),
+                        ..Stores::default()
+                    },
+                    Call {
+                        request,
+                        edge: Edge::Mcp,
+                        unparsed,
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+                answer.response.outcome
+            }
+        };
+        match outcome("{}", true).await {
+            CallOutcome::Json(json) => assert_eq!(json.get(), r#"{"message":"hi"}"#),
+            other => panic!("{other:?}"),
+        }
+        let value = |outcome: CallOutcome| match outcome {
+            CallOutcome::Value(Some(value)) => value,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(value(outcome("{}", false).await), json!({"message": "hi"}));
+        assert_eq!(
+            value(outcome("overrides: {Echo: {results: {jq: '.message'}}}", true).await),
+            json!("hi")
+        );
+        assert_eq!(
+            value(outcome("cache: {ttl_secs: 60}", true).await),
+            json!({"message": "hi"})
+        );
     }
 
     /// Log lines written while `f` runs.

@@ -1,21 +1,38 @@
-//! Time and peak memory of cutting a 5 MB answer to a 64 KiB budget, as the MCP edge does it
-//! (issue 27: < 20 ms and < 3× the answer's size at the peak): the answer's JSON is parsed into a
-//! value (what the upstream's answer becomes), serialized whole (what `read_result` keeps), and
-//! cut. The peak counts the bytes live at once (`peak_alloc`), from the moment the answer's
-//! bytes arrive.
+//! Time and peak memory of the path a 5 MB answer takes to an MCP host with a 64 KiB budget
+//! (issue 27: < 20 ms and < 3× the answer's size at the peak): from the answer's bytes as they
+//! arrive to what is served (the cut, as text and as `structuredContent`) and what
+//! `read_result` keeps. Both paths the bridge has, in the same run, step for step as the bridge
+//! takes them:
+//!
+//! - **value** (every call before issue 27's raw path, and still any call whose answer is
+//!   projected or cached): the bytes parsed into a `serde_json::Value` (`value_of` in
+//!   `adapters/src/openapi/response.rs`), measured, cut (`budget::cut`), and serialized whole
+//!   into a `String` that is kept (`within` in `bridge/src/server/mcp/meta.rs`);
+//! - **text** (an MCP call with a budget, when nothing needs the value parsed): the bytes
+//!   checked to be one JSON value and kept in their own allocation as a `RawValue`
+//!   (`unparsed_of`), cut from the text (`budget::cut_json`), and that same text kept
+//!   (`within_json`).
+//!
+//! The peak counts the bytes live at once (`peak_alloc`), from the moment the answer's bytes
+//! are there until what is served and kept is built; the answer's own bytes count (1× is the
+//! floor).
 //!
 //! Run: `cargo run --release -p otc-shape --example cut_peak`.
 #![allow(clippy::unwrap_used, clippy::print_stdout)] // A measuring script: loud is the point.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Instant;
 
-use otc_shape::budget::cut;
+use otc_shape::budget::{Cut, cut, cut_json, serialized_len};
 use peak_alloc::PeakAlloc;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 #[global_allocator]
 static ALLOCATOR: PeakAlloc = PeakAlloc;
+
+const BUDGET: usize = 64 * 1024;
 
 fn pull(i: usize) -> Value {
     json!({
@@ -30,9 +47,69 @@ fn pull(i: usize) -> Value {
     })
 }
 
-/// The most bytes live at once since the last reset, less `base` (what was live before).
-fn peak(base: usize) -> u64 {
-    (ALLOCATOR.peak_usage().saturating_sub(base)) as u64
+/// What the MCP edge serves of a cut (the text and `structuredContent`), and what it keeps.
+struct Outcome {
+    served: (String, Value),
+    kept: Arc<String>,
+    ms: Vec<(&'static str, f64)>,
+}
+
+/// The value path: parse, measure, cut, serialize whole.
+fn by_value(bytes: Vec<u8>) -> Outcome {
+    let mut ms = Vec::new();
+    let mut lap = Instant::now();
+    let mut step = |name, ms: &mut Vec<_>| {
+        ms.push((name, lap.elapsed().as_secs_f64() * 1000.0));
+        lap = Instant::now();
+    };
+    let value: Value = serde_json::from_slice(&bytes).unwrap();
+    // The upstream's bytes are gone once parsed.
+    drop(bytes);
+    step("parsed", &mut ms);
+    let total_bytes = serialized_len(&value);
+    assert!(total_bytes > BUDGET);
+    let cut = cut(&value, BUDGET);
+    step("cut", &mut ms);
+    let mut whole = String::with_capacity(total_bytes);
+    let _ = write!(whole, "{value}");
+    drop(value);
+    step("serialized whole", &mut ms);
+    let kept = Arc::new(whole);
+    let served = served(cut);
+    step("served", &mut ms);
+    Outcome { served, kept, ms }
+}
+
+/// The text path: check, cut from the text, keep the text.
+fn by_text(bytes: Vec<u8>) -> Outcome {
+    let mut ms = Vec::new();
+    let mut lap = Instant::now();
+    let mut step = |name, ms: &mut Vec<_>| {
+        ms.push((name, lap.elapsed().as_secs_f64() * 1000.0));
+        lap = Instant::now();
+    };
+    let mut text = String::from_utf8(bytes).unwrap();
+    text.truncate(text.trim_end().len());
+    let json = RawValue::from_string(text).unwrap();
+    step("checked", &mut ms);
+    let cut = cut_json(&json, BUDGET);
+    assert!(cut.cut);
+    step("cut", &mut ms);
+    let whole: Box<str> = json.into();
+    let kept = Arc::new(whole.into_string());
+    let served = served(cut);
+    step("served", &mut ms);
+    Outcome { served, kept, ms }
+}
+
+/// The cut's text and `structuredContent`, as `cut_result` builds them.
+fn served(cut: Cut) -> (String, Value) {
+    let text = cut.value.to_string();
+    assert!(text.len() <= BUDGET);
+    let mut structured = serde_json::Map::new();
+    structured.insert("value".to_owned(), cut.value);
+    structured.insert("truncated".to_owned(), json!({"items": cut.omitted.items}));
+    (text, Value::Object(structured))
 }
 
 fn main() {
@@ -42,42 +119,48 @@ fn main() {
         items.push(pull(items.len()));
         size += items.last().map_or(0, |v| v.to_string().len() + 1);
     }
-    let text = Value::Array(items).to_string();
-    let size = text.len();
+    let count = items.len();
+    let answer = Value::Array(items).to_string();
+    let size = answer.len();
+    let times = |bytes: usize| bytes as f64 / size as f64;
+    println!(
+        "A {:.2} MB answer ({count} pull requests) cut to {BUDGET} bytes:",
+        size as f64 / 1e6,
+    );
+    let mut served = Vec::new();
     for round in 0..3 {
-        let text = text.clone();
-        // Only the answer's bytes (and what was live before) count from here.
-        let base = ALLOCATOR.current_usage() - text.len();
-        ALLOCATOR.reset_peak_usage();
-        let (parsed_peak, parse_ms, live, serialize_ms, cut_peak, cut_ms) = {
+        for (name, path) in [
+            ("value", by_value as fn(Vec<u8>) -> Outcome),
+            ("text ", by_text),
+        ] {
+            // The answer's bytes as they arrive (a buffer of their exact size).
+            let bytes = answer.as_bytes().to_vec();
+            let base = ALLOCATOR.current_usage() - bytes.len();
+            ALLOCATOR.reset_peak_usage();
             let started = Instant::now();
-            let value: Value = serde_json::from_str(&text).unwrap();
-            let parse_ms = started.elapsed().as_secs_f64() * 1000.0;
-            // The upstream's bytes are gone once parsed.
-            drop(text);
-            let parsed_peak = peak(base);
-            let live = ALLOCATOR.current_usage().saturating_sub(base) as u64;
-            let started = Instant::now();
-            // As the MCP edge does it: into a buffer of the exact size.
-            let mut whole = String::with_capacity(otc_shape::budget::serialized_len(&value));
-            let _ = write!(whole, "{value}");
-            let serialize_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let started = Instant::now();
-            let cut = cut(&value, 64 * 1024);
-            let cut_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let cut_peak = peak(base);
-            assert!(cut.value.to_string().len() <= 64 * 1024);
-            drop((whole, value));
-            (parsed_peak, parse_ms, live, serialize_ms, cut_peak, cut_ms)
-        };
-        let times = |bytes: u64| bytes as f64 / size as f64;
-        println!(
-            "round {round}: a {:.2} MB answer; parsed in {parse_ms:.1} ms (peak {:.2}×, the value {:.2}× the answer); serialized whole (kept for read_result) in {serialize_ms:.1} ms; cut to 64 KiB in {cut_ms:.1} ms; peak of it all {:.2}×, {:.2}× above the value",
-            size as f64 / 1e6,
-            times(parsed_peak),
-            times(live),
-            times(cut_peak),
-            times(cut_peak.saturating_sub(live)),
-        );
+            let outcome = path(bytes);
+            let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let peak = ALLOCATOR.peak_usage().saturating_sub(base);
+            let after = ALLOCATOR.current_usage().saturating_sub(base);
+            let steps: Vec<String> = outcome
+                .ms
+                .iter()
+                .map(|(step, ms)| format!("{step} {ms:.1}"))
+                .collect();
+            println!(
+                "round {round}, {name}: {total_ms:5.1} ms ({} ms); peak {:.2}× the answer; after: {:.2}× (kept {:.2}×, served {} bytes)",
+                steps.join(", "),
+                times(peak),
+                times(after),
+                times(outcome.kept.len()),
+                outcome.served.0.len(),
+            );
+            served.push(outcome.served);
+            assert_eq!(outcome.kept.as_str(), answer, "the whole answer is kept");
+        }
     }
+    assert!(
+        served.windows(2).all(|pair| pair[0] == pair[1]),
+        "both paths serve the same cut"
+    );
 }

@@ -40,7 +40,7 @@ use serde_json::Value;
 use url::Url;
 
 use crate::fresh::{CacheRequest, Fetched};
-use crate::{Adapter, AdapterError, BuildContext, ToolCall};
+use crate::{Adapter, AdapterError, BuildContext, ToolCall, ToolValue};
 
 mod body;
 mod client;
@@ -219,6 +219,26 @@ impl Adapter for OpenApiAdapter {
         self.read(&plan, response, &sent).await
     }
 
+    /// A call whose value is only passed on: a JSON answer stays its text.
+    async fn call_unparsed(&self, call: ToolCall) -> Result<ToolValue, AdapterError> {
+        let plan = self.plan_of(&call)?;
+        let (request, sent) = self.prepare(&plan, &call)?;
+        let response = self
+            .client
+            .send(request)
+            .await
+            .map_err(|e| response::classify(e, self.timeout))?;
+        self.log_answer(&plan, &response);
+        response::read_unparsed(
+            response,
+            self.max_response_bytes,
+            &sent,
+            &self.bridge_scrubber,
+            self.timeout,
+        )
+        .await
+    }
+
     /// A call whose answer may be kept: its caching headers are read, and a kept answer's
     /// validators are sent so that the upstream may answer `304 Not Modified`.
     async fn call_fresh(
@@ -298,6 +318,16 @@ impl OpenApiAdapter {
         )
     }
 
+    /// The answer's debug line.
+    fn log_answer(&self, plan: &Planned<'_>, response: &reqwest::Response) {
+        tracing::debug!(
+            upstream = %self.name,
+            operation = %plan.plan.operation,
+            status = response.status().as_u16(),
+            "Upstream answered."
+        );
+    }
+
     /// The answer's value, or its failure.
     async fn read(
         &self,
@@ -305,12 +335,7 @@ impl OpenApiAdapter {
         response: reqwest::Response,
         sent: &request::Sent<'_>,
     ) -> Result<Value, AdapterError> {
-        tracing::debug!(
-            upstream = %self.name,
-            operation = %plan.plan.operation,
-            status = response.status().as_u16(),
-            "Upstream answered."
-        );
+        self.log_answer(plan, &response);
         response::read(
             response,
             self.max_response_bytes,

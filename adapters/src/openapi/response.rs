@@ -8,6 +8,9 @@
 //! - anything else is `{"media_type": "<Content-Type as sent>", "base64": "<standard base64>"}`;
 //! - no `Content-Type`: JSON if it parses, else text if it is UTF-8, else binary.
 //!
+//! A call that only passes the value on ([`read_unparsed`]) keeps a JSON body as its text,
+//! checked and scrubbed but never parsed into a `Value` (issue 27: several times the text's size).
+//!
 //! Bodies are streamed and counted: past `max_response_bytes` the call fails with
 //! `ResponseTooLarge` without reading further. Failures are classified by what happened
 //! (timeout, refused, TLS, lost mid-way). Before anything leaves this module, an error body is
@@ -22,11 +25,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use reqwest::Response;
 use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::request::Sent;
 use super::scrub::Scrubber;
-use crate::AdapterError;
+use crate::{AdapterError, ToolValue};
 
 /// How much of an error body is kept for the caller.
 const ERROR_BODY_KEEP: usize = 2048;
@@ -38,12 +42,35 @@ const ERROR_BODY_READ: u64 = 16 * 1024;
 /// scrubs the credentials the bridge holds from a value; `sent` those the request carried from
 /// an error body.
 pub(crate) async fn read(
-    mut response: Response,
+    response: Response,
     limit: u64,
     sent: &Sent<'_>,
     bridge: &Scrubber,
     timeout: Duration,
 ) -> Result<Value, AdapterError> {
+    let (bytes, content_type) = body(response, limit, sent, timeout).await?;
+    value_of(&bytes, content_type.as_deref(), bridge)
+}
+
+/// [`read`], but a JSON body is kept as its text ([`unparsed_of`]).
+pub(crate) async fn read_unparsed(
+    response: Response,
+    limit: u64,
+    sent: &Sent<'_>,
+    bridge: &Scrubber,
+    timeout: Duration,
+) -> Result<ToolValue, AdapterError> {
+    let (bytes, content_type) = body(response, limit, sent, timeout).await?;
+    unparsed_of(bytes, content_type.as_deref(), bridge)
+}
+
+/// A 2xx response's body and `Content-Type`, or the error of any other.
+async fn body(
+    mut response: Response,
+    limit: u64,
+    sent: &Sent<'_>,
+    timeout: Duration,
+) -> Result<(Vec<u8>, Option<String>), AdapterError> {
     let status = response.status();
     if !status.is_success() {
         let retry_after = response
@@ -83,7 +110,7 @@ pub(crate) async fn read(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let bytes = collect(&mut response, limit, false, timeout).await?;
-    value_of(&bytes, content_type.as_deref(), bridge)
+    Ok((bytes, content_type))
 }
 
 /// Reads the body, at most `limit` bytes: past it, `truncate` keeps what was read, otherwise the
@@ -99,7 +126,11 @@ async fn collect(
     if !truncate && declared.is_some_and(|n| n > limit) {
         return Err(too_large);
     }
-    let capacity = declared.unwrap_or(0).min(limit).min(1 << 20);
+    // A declared length within the limit is reserved whole: a body grown by doubling from a
+    // smaller start held up to twice its size, and while it grew (a reallocation copies) about
+    // three times (issue 27). A length that overstates the body costs little: pages reserved
+    // and never written are not memory the process holds.
+    let capacity = declared.unwrap_or(0).min(limit);
     let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     while let Some(chunk) = response.chunk().await.map_err(|e| classify(e, timeout))? {
         let room = usize::try_from(limit)
@@ -140,6 +171,63 @@ pub(crate) fn value_of(
     Ok(value)
 }
 
+/// [`value_of`], except that a JSON body is kept as its text when scrubbing would not change it
+/// (the usual case: the bridge's credentials are rarely echoed): checked to be one JSON value,
+/// in the body's own allocation, never parsed into a `Value`. Anything else (text, binary, a
+/// body that is not JSON, one that scrubbing changes) is [`value_of`]'s value.
+pub(crate) fn unparsed_of(
+    bytes: Vec<u8>,
+    content_type: Option<&str>,
+    scrubber: &Scrubber,
+) -> Result<ToolValue, AdapterError> {
+    let json = match content_type {
+        Some(content_type) => is_json(&essence(content_type)),
+        // Without a type, JSON if it parses (checked below, before the text is given up).
+        None => true,
+    };
+    if bytes.is_empty() || !json {
+        return value_of(&bytes, content_type, scrubber).map(ToolValue::Parsed);
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(not_utf8) => {
+            return value_of(not_utf8.as_bytes(), content_type, scrubber).map(ToolValue::Parsed);
+        }
+    };
+    // An untyped body that is not JSON is text or binary: checked on the borrowed text, so that
+    // it is still there for `value_of`; a typed one is checked once, by `from_string`.
+    if content_type.is_none() && serde_json::from_str::<&RawValue>(&text).is_err() {
+        return value_of(text.as_bytes(), content_type, scrubber).map(ToolValue::Parsed);
+    }
+    if !scrubber.leaves_json_alone(&text) {
+        return value_of(text.as_bytes(), content_type, scrubber).map(ToolValue::Parsed);
+    }
+    // Trimmed in place (a body often ends with a newline): `from_string` then keeps the text in
+    // its allocation (shrunk to its length) instead of copying it.
+    let mut text = text;
+    text.truncate(text.trim_end().len());
+    let leading = text.len() - text.trim_start().len();
+    text.drain(..leading);
+    RawValue::from_string(text)
+        .map(ToolValue::Json)
+        .map_err(|e| AdapterError::protocol("the upstream sent a JSON body that does not parse", e))
+}
+
+/// A `Content-Type`'s media type, lowercased, without parameters.
+fn essence(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Whether a media type (its [`essence`]) is JSON.
+fn is_json(essence: &str) -> bool {
+    essence == "application/json" || essence.ends_with("+json") || essence == "text/json"
+}
+
 fn parse_value(
     bytes: &[u8],
     content_type: Option<&str>,
@@ -154,13 +242,8 @@ fn parse_value(
             Err(_) => binary("application/octet-stream", bytes),
         });
     };
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    if essence == "application/json" || essence.ends_with("+json") || essence == "text/json" {
+    let essence = essence(content_type);
+    if is_json(&essence) {
         serde_json::from_slice(bytes).map_err(|e| {
             AdapterError::protocol("the upstream sent a JSON body that does not parse", e)
         })
@@ -317,6 +400,83 @@ mod tests {
             value_of(b"{oops", Some("application/json"), &none),
             Err(AdapterError::Protocol { .. })
         ));
+    }
+
+    fn unparsed(body: &str, content_type: Option<&str>, scrubber: &Scrubber) -> ToolValue {
+        unparsed_of(body.as_bytes().to_vec(), content_type, scrubber).unwrap()
+    }
+
+    /// Issue 27: a JSON body stays its text (trimmed), anything else is `value_of`'s value.
+    #[test]
+    fn a_json_body_stays_text_and_anything_else_is_a_value() {
+        let none = Scrubber::default();
+        let text = "{\"a\": [1, 2.50, \"\\u00e9\"]}";
+        for (body, content_type) in [
+            (format!("{text}\n"), Some("application/json; charset=utf-8")),
+            (format!(" \t{text}"), Some("application/vnd.github+json")),
+            (text.to_owned(), None),
+        ] {
+            match unparsed(&body, content_type, &none) {
+                ToolValue::Json(json) => assert_eq!(json.get(), text),
+                ToolValue::Parsed(value) => panic!("{body:?} became {value}"),
+            }
+        }
+        for (body, content_type, value) in [
+            ("", Some("application/json"), Value::Null),
+            ("hi", Some("text/plain"), json!("hi")),
+            ("not json", None, json!("not json")),
+            ("{\"a\":1}", Some("text/plain"), json!("{\"a\":1}")),
+        ] {
+            match unparsed(body, content_type, &none) {
+                ToolValue::Parsed(parsed) => assert_eq!(parsed, value, "{body:?}"),
+                ToolValue::Json(json) => panic!("{body:?} stayed text: {json}"),
+            }
+        }
+        assert!(matches!(
+            unparsed_of(b"{oops".to_vec(), Some("application/json"), &none),
+            Err(AdapterError::Protocol { .. })
+        ));
+        assert!(matches!(
+            unparsed_of(b"[1] [2]".to_vec(), Some("application/json"), &none),
+            Err(AdapterError::Protocol { .. })
+        ));
+        // Not UTF-8: as a value would be (text for a text type, an error for JSON).
+        assert!(unparsed_of(vec![b'"', 0xff, b'"'], Some("application/json"), &none).is_err());
+    }
+
+    /// A body that echoes a credential the bridge holds is scrubbed as a value; a clean one stays
+    /// text even when the bridge holds credentials.
+    #[test]
+    fn a_json_body_echoing_a_bridge_credential_is_scrubbed_as_a_value() {
+        let mut forms = super::super::scrub::Forms::default();
+        forms.add("Bearer s3cr3t-token");
+        let scrubber = forms.build();
+        // Clean, with and without escapes or `%` (decided by one pass over the bytes, or by
+        // a walk over its strings).
+        for clean in [
+            "{\"login\": \"octocat\", \"n\": [1, 2]}",
+            "{\"body\": \"a\\r\\nb\", \"url\": \"/search?q=a%20b\"}",
+        ] {
+            assert!(matches!(
+                unparsed(clean, Some("application/json"), &scrubber),
+                ToolValue::Json(json) if json.get() == clean
+            ));
+        }
+        for echoed in [
+            "{\"auth\": \"s3cr3t-token\"}",
+            // Escaped, and as a key.
+            "{\"a\": [\"\\u0073\\u0033cr3t-token\"]}",
+            "{\"s3cr3t-token\": 1}",
+            // Percent-encoded, in a text without escapes.
+            "{\"q\": \"s3cr3t%2Dtoken\"}",
+        ] {
+            let ToolValue::Parsed(value) = unparsed(echoed, Some("application/json"), &scrubber)
+            else {
+                panic!("{echoed} stayed text");
+            };
+            assert_eq!(value, value_of(echoed.as_bytes(), None, &scrubber).unwrap());
+            assert!(!value.to_string().contains("s3cr3t"), "{value}");
+        }
     }
 
     #[test]

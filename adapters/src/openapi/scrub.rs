@@ -222,6 +222,28 @@ impl Scrubber {
         }
     }
 
+    /// Whether [`Scrubber::scrub_value`] would leave the value `json` holds unchanged, told from
+    /// its text without parsing it into a value: every string and key is looked at as
+    /// `scrub_value` looks at it, and the walk stops at the first that would change. False too
+    /// for a text serde_json cannot parse (only one nested deeper than its limit, in a text
+    /// already checked to be JSON), which must then go the way of a value.
+    pub(crate) fn leaves_json_alone(&self, json: &str) -> bool {
+        match &self.matcher {
+            None => return true,
+            // No automaton: whatever a value would get, it gets as a value.
+            Some(None) => return false,
+            // Settled in one pass over the bytes when the text has no escape and no `%`: each
+            // string then reads as it is written, nothing in it decodes to anything else, and a
+            // credential in one would be a match in the text.
+            Some(Some(matcher)) if !json.contains(['\\', '%']) && !matcher.is_match(json) => {
+                return true;
+            }
+            Some(Some(_)) => {}
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(json);
+        serde::Deserializer::deserialize_any(&mut deserializer, Unchanged(self)).is_ok()
+    }
+
     /// Raw bytes (a binary body) with every registered form replaced.
     pub(crate) fn scrub_bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
         match &self.matcher {
@@ -253,6 +275,65 @@ impl Scrubber {
             return String::from_utf8_lossy(bytes).into_owned();
         }
         self.scrub_str(&String::from_utf8_lossy(bytes)).into_owned()
+    }
+}
+
+/// Walks a JSON text, failing at the first string or key the scrubber would change.
+#[derive(Clone, Copy)]
+struct Unchanged<'s>(&'s Scrubber);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Unchanged<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unchanged<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        match self.0.scrub_str(v) {
+            Cow::Borrowed(_) => Ok(()),
+            Cow::Owned(_) => Err(E::custom("holds a credential")),
+        }
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(self)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(self)?.is_some() {
+            map.next_value_seed(self)?;
+        }
+        Ok(())
     }
 }
 

@@ -194,6 +194,8 @@ impl FromRequest<AppState> for CallEnvelope {
                 entry: None,
                 edge: Edge::Otc,
                 cache: crate::result_cache::Directive::from_headers(&parts.headers),
+                // The OTC edge writes values whole, in the caller's dialect: parsed, as ever.
+                unparsed: false,
             },
         })
     }

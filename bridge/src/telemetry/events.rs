@@ -402,6 +402,7 @@ impl CallFinished<'_> {
                     otc_mappings::otc::CallOutcome::Value(value) => {
                         serde_json::to_vec(value).map_or(0, |b| b.len())
                     }
+                    otc_mappings::otc::CallOutcome::Json(json) => json.get().len(),
                     otc_mappings::otc::CallOutcome::Error(error) => {
                         serde_json::to_vec(error).map_or(0, |b| b.len())
                     }

@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// `CallToolRequest`, as sent by a client.
@@ -134,12 +135,33 @@ pub struct ToolError {
 }
 
 /// What a call produced.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum CallOutcome {
     /// `success: true`; `None` leaves `value` out (a tool that returns nothing).
     Value(Option<Value>),
+    /// `success: true` with the value still the upstream's JSON text, unparsed: what an edge
+    /// that only passes the value on or cuts it to a size asks for (a parsed value weighs
+    /// several times its text). Written as the text; read back, it is a [`CallOutcome::Value`].
+    Json(Box<RawValue>),
     /// `success: false` with the error.
     Error(ToolError),
+}
+
+/// Two values are equal when they are the same JSON, however written: a text is compared by
+/// what it parses to.
+impl PartialEq for CallOutcome {
+    fn eq(&self, other: &Self) -> bool {
+        let parsed = |json: &RawValue| serde_json::from_str::<Value>(json.get()).ok();
+        match (self, other) {
+            (Self::Value(a), Self::Value(b)) => a == b,
+            (Self::Json(a), Self::Json(b)) => a.get() == b.get() || parsed(a) == parsed(b),
+            (Self::Json(json), Self::Value(value)) | (Self::Value(value), Self::Json(json)) => {
+                value.is_some() && parsed(json) == *value
+            }
+            (Self::Error(a), Self::Error(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// `CallToolResponse`: exactly one of `value` or `error`, decided by the type.
@@ -166,6 +188,10 @@ impl Serialize for CallToolResponse {
                 if let Some(value) = value {
                     m.serialize_entry("value", value)?;
                 }
+            }
+            CallOutcome::Json(json) => {
+                m.serialize_entry("success", &true)?;
+                m.serialize_entry("value", json)?;
             }
             CallOutcome::Error(error) => {
                 m.serialize_entry("success", &false)?;
@@ -219,5 +245,35 @@ impl<'de> Deserialize<'de> for CallToolResponse {
             duration: r.duration,
             outcome,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Issue 27: a value kept as the upstream's text is written as it came, and reads back as
+    /// the value it holds.
+    #[test]
+    fn a_value_as_text_is_written_as_it_came() {
+        let text = r#"{"b": [1, 2.50], "a": "\u00e9"}"#;
+        let response = CallToolResponse {
+            call_id: "c".to_owned(),
+            duration: Some(3.0),
+            outcome: CallOutcome::Json(RawValue::from_string(text.to_owned()).unwrap()),
+        };
+        let written = serde_json::to_string(&response).unwrap();
+        assert_eq!(
+            written,
+            format!(r#"{{"call_id":"c","duration":3,"success":true,"value":{text}}}"#)
+        );
+        let read: CallToolResponse = serde_json::from_str(&written).unwrap();
+        assert_eq!(
+            read.outcome,
+            CallOutcome::Value(Some(json!({"b": [1, 2.5], "a": "é"})))
+        );
+        assert_eq!(read, response, "the same JSON, however written");
     }
 }

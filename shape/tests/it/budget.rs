@@ -1,8 +1,10 @@
 //! Properties of `budget::cut`: any value, any budget from the minimum up, gives valid JSON within
-//! the budget; a value that fits comes back unchanged.
+//! the budget; a value that fits comes back unchanged. `budget::cut_json` cuts a value's text to
+//! the same result, however the text is written.
 
-use otc_shape::budget::{MIN_BUDGET, cut, page};
+use otc_shape::budget::{MIN_BUDGET, cut, cut_json, page};
 use proptest::prelude::*;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 fn json_value() -> impl Strategy<Value = Value> {
@@ -46,6 +48,20 @@ proptest! {
         prop_assert_eq!(cut(&value, budget), result);
     }
 
+    /// Issue 27: the cut of an upstream's text, compact or pretty, is the cut of its parsed
+    /// value (what the text parses to: serde_json reads floats without an exact round trip).
+    #[test]
+    fn a_text_is_cut_as_its_parsed_value_is(value in json_value(), budget in 0..2000usize, pretty in any::<bool>()) {
+        let text = if pretty {
+            serde_json::to_string_pretty(&value).unwrap()
+        } else {
+            serde_json::to_string(&value).unwrap()
+        };
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        let raw = RawValue::from_string(text).unwrap();
+        prop_assert_eq!(cut_json(&raw, budget), cut(&parsed, budget));
+    }
+
     #[test]
     fn pages_read_back_the_whole_text(value in json_value(), size in 4..300usize) {
         let text = serde_json::to_string(&value).unwrap();
@@ -70,4 +86,24 @@ fn a_large_value_is_cut_quickly_to_64_kib() {
     let text = serde_json::to_string(&result.value).unwrap();
     assert!(text.len() <= 64 * 1024);
     assert!(result.omitted.items > 9_000);
+    let raw = RawValue::from_string(serde_json::to_string(&value).unwrap()).unwrap();
+    assert_eq!(cut_json(&raw, 64 * 1024), result);
+}
+
+/// An upstream's answer nested far deeper than serde_json's limit (which a `RawValue` accepts)
+/// is cut above that depth, on a thread's ordinary stack, not followed down until it overflows.
+#[test]
+fn a_text_nested_a_million_deep_is_cut_without_overflowing_the_stack() {
+    let depth = 1_000_000;
+    let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let raw: Box<serde_json::value::RawValue> = serde_json::from_str(&text).unwrap();
+    let cut = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || otc_shape::budget::cut_json(&raw, 65_536))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(cut.cut);
+    let served = serde_json::to_string(&cut.value).unwrap();
+    assert!(served.len() <= 65_536, "{}", served.len());
 }

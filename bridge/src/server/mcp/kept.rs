@@ -38,7 +38,9 @@ struct Inner {
 struct Kept {
     handle: String,
     at: Instant,
-    text: Arc<str>,
+    /// The text in the allocation it came in: an `Arc<str>` would copy it, and for a moment
+    /// hold a large result twice.
+    text: Arc<String>,
 }
 
 impl KeptResults {
@@ -56,7 +58,7 @@ impl KeptResults {
         kept.push_back(Kept {
             handle: handle.clone(),
             at: now,
-            text: text.into(),
+            text: Arc::new(text),
         });
         let mut freed = 0;
         while kept.len() > PER_CALLER_RESULTS
@@ -70,7 +72,7 @@ impl KeptResults {
     }
 
     /// The whole text kept under `handle` for `caller`, if it is still there.
-    pub(crate) fn get(&self, caller: &Caller, handle: &str) -> Option<Arc<str>> {
+    pub(crate) fn get(&self, caller: &Caller, handle: &str) -> Option<Arc<String>> {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.expire(Instant::now());
         inner
@@ -134,7 +136,10 @@ mod tests {
         let ann = Caller::named("ann");
         let bob = Caller::named("bob");
         let handle = kept.keep(&ann, "[1,2,3]".to_owned()).unwrap();
-        assert_eq!(kept.get(&ann, &handle).as_deref(), Some("[1,2,3]"));
+        assert_eq!(
+            kept.get(&ann, &handle).as_deref().map(String::as_str),
+            Some("[1,2,3]")
+        );
         assert_eq!(kept.get(&bob, &handle), None, "another caller read it");
         assert_eq!(kept.get(&ann, "nope"), None);
         // The oldest go first past the per-caller count.
@@ -142,7 +147,10 @@ mod tests {
             .map(|i| kept.keep(&ann, i.to_string()).unwrap())
             .collect();
         assert_eq!(kept.get(&ann, &handle), None);
-        assert_eq!(kept.get(&ann, &handles[0]).as_deref(), Some("0"));
+        assert_eq!(
+            kept.get(&ann, &handles[0]).as_deref().map(String::as_str),
+            Some("0")
+        );
         // Too big for a caller's share: not kept.
         assert_eq!(kept.keep(&bob, "x".repeat(PER_CALLER_BYTES + 1)), None);
         let inner = kept.inner.lock().unwrap();

@@ -22,6 +22,7 @@ use otc_mappings::otc::{CallOutcome, CallToolRequest, ToolDefinition};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::McpSettings;
@@ -425,6 +426,8 @@ pub(crate) async fn call_path(
             entry,
             edge: Edge::Mcp,
             cache: headers.map(Directive::from_headers).unwrap_or_default(),
+            // With a budget, a JSON answer is cut from its text and kept as it came.
+            unparsed: settings.max_result_bytes.is_some(),
             ..Default::default()
         },
     )
@@ -439,6 +442,11 @@ pub(crate) async fn call_path(
                     None => success(value),
                 }
             }
+            CallOutcome::Json(json) => match settings.max_result_bytes {
+                Some(budget) => within_json(json, budget, view, kept),
+                // Not asked for without a budget; parsed, should it come anyway.
+                None => success(serde_json::from_str(json.get()).unwrap_or(Value::Null)),
+            },
             CallOutcome::Error(error) => failure(McpFailure::from_tool_error(error)),
         },
         Err(refusal) => refused(catalog, view, refusal, &path),
@@ -484,6 +492,38 @@ fn within(value: Value, budget: usize, view: View<'_>, kept: &KeptResults) -> Ca
     let mut whole = String::with_capacity(total_bytes);
     let _ = write!(whole, "{value}");
     drop(value);
+    cut_result(cut, whole, budget, view, kept)
+}
+
+/// [`within`] for a value still the upstream's JSON text: cut from the text, and the text kept
+/// as it came for `read_result`, so the value is never parsed whole (issue 27: parsed, a 5 MB
+/// answer weighed over five times its size before it was cut). The cut is the parsed value's.
+fn within_json(
+    json: Box<RawValue>,
+    budget: usize,
+    view: View<'_>,
+    kept: &KeptResults,
+) -> CallToolResult {
+    let cut = otc_shape::budget::cut_json(&json, budget.max(otc_shape::budget::MIN_BUDGET));
+    if !cut.cut {
+        return success(cut.value);
+    }
+    let whole: Box<str> = json.into();
+    cut_result(cut, whole.into_string(), budget, view, kept)
+}
+
+/// The result of a value `cut` to `budget`, its `whole` text kept for the caller: the cut
+/// value, a note saying what was left out and how to read the rest, and `truncated` in
+/// `structuredContent` (the cut object's own member when it is an object, else beside it as
+/// `value`).
+fn cut_result(
+    cut: otc_shape::budget::Cut,
+    whole: String,
+    budget: usize,
+    view: View<'_>,
+    kept: &KeptResults,
+) -> CallToolResult {
+    let total_bytes = whole.len();
     let handle = kept.keep(view.caller, whole);
     let omitted = &cut.omitted;
     let mut note = format!(
@@ -709,6 +749,53 @@ mod tests {
                 _ => parse::<CallArgs>(CALL, example).map(|_| ()),
             };
             assert!(parsed.is_ok(), "{parsed:?}");
+        }
+    }
+
+    /// Issue 27: a value that came as text is served as the parsed value would be (the same
+    /// cut, note and `structuredContent`, only the handle differs), and its text is what is kept.
+    #[test]
+    fn issue_27_a_value_as_text_is_served_as_the_value_would_be() {
+        let kept = KeptResults::default();
+        let everyone = crate::access::Policies::default();
+        let ann = crate::access::Caller::named("ann");
+        let view = View::new(&ann, &everyone);
+        let pull = |i: usize| json!({"number": i, "title": format!("pull {i}"), "user": {"login": "octocat"}});
+        for value in [
+            Value::Array((0..500).map(pull).collect()),
+            json!({"total_count": 500, "items": (0..500).map(pull).collect::<Vec<_>>()}),
+            json!("é".repeat(5000)),
+            json!([1, 2, 3]),
+            json!({"small": true}),
+        ] {
+            let text = value.to_string();
+            let json = RawValue::from_string(text.clone()).unwrap();
+            let mut parsed = serde_json::to_value(within(value, 1024, view, &kept)).unwrap();
+            let mut raw = serde_json::to_value(within_json(json, 1024, view, &kept)).unwrap();
+            let handle = |result: &Value| {
+                result["structuredContent"]["truncated"]["handle"]
+                    .as_str()
+                    .map(str::to_owned)
+            };
+            let (Some(a), Some(b)) = (handle(&parsed), handle(&raw)) else {
+                assert_eq!(parsed, raw);
+                assert!(handle(&raw).is_none(), "{raw}");
+                continue;
+            };
+            assert_eq!(
+                kept.get(&ann, &b).as_deref().map(String::as_str),
+                Some(text.as_str())
+            );
+            assert_eq!(kept.get(&ann, &a).as_deref(), kept.get(&ann, &b).as_deref());
+            for result in [&mut parsed, &mut raw] {
+                let note = result["content"][1]["text"]
+                    .as_str()
+                    .unwrap()
+                    .replace(&b, &a);
+                result["content"][1]["text"] = json!(note);
+                result["structuredContent"]["truncated"]["handle"] = json!(a);
+            }
+            assert_eq!(parsed, raw);
         }
     }
 }

@@ -34,11 +34,18 @@
 //! the room left, so a 5 MB value cut to 64 KiB is walked about as far as its first 64 KiB (times
 //! the depth of the path being cut), and only the kept parts are cloned: the memory used is about
 //! the size of the result.
+//!
+//! A value that is still the upstream's JSON text is cut from its text by [`cut_json`], to the
+//! same result, without parsing more than the parts it keeps (`budget/json.rs` says how).
 
 use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value};
 use thiserror::Error;
+
+mod json;
+
+pub use json::cut_json;
 
 /// The smallest budget [`cut`] works to; smaller ones are raised to it. It holds any number and
 /// any marker.

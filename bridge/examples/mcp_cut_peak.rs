@@ -1,0 +1,190 @@
+//! Time and peak memory of a 5 MB answer served to an MCP host with a 64 KiB budget, through the
+//! whole bridge in one process (issue 27: < 20 ms and < 3× the answer's size at the peak).
+//!
+//! An upstream on loopback answers `GET /pulls` with 5 MB of JSON (written from one buffer that
+//! exists before the call, so the upstream allocates nothing while it answers); the bridge's
+//! router takes `tools/call` of `call_tool` on `POST /mcp` with `mcp.max_result_bytes: 65536`,
+//! calls the upstream through the OpenAPI adapter, cuts the answer, keeps it for
+//! `read_result`, and answers. The peak counts the bytes live at once in the process
+//! (`peak_alloc`) above what was live before the call; the answer's bytes count (1× is the
+//! floor), and so does the JSON-RPC answer the host is sent. Then `read_result` reads the kept
+//! answer back to its end, which must be the upstream's answer.
+//!
+//! Run: `cargo run --release -p otc-bridge --example mcp_cut_peak`.
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // A measuring script: loud is the point.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, to_bytes};
+use axum::http::Request;
+use otc_adapters::BuildContext;
+use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
+use otc_bridge::{
+    AppState, Catalog, ServerSettings, SharedCatalog, SourceOptions, SourceTools, app,
+};
+use peak_alloc::PeakAlloc;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
+
+const BUDGET: usize = 64 * 1024;
+
+fn pull(i: usize) -> Value {
+    json!({
+        "url": format!("https://api.github.com/repos/acme/widgets/pulls/{i}"),
+        "id": 1_000_000 + i, "number": i, "state": "open", "locked": false,
+        "title": format!("Fix the widget frobnicator, part {i}"),
+        "user": {"login": format!("user{i}"), "id": i, "type": "User", "site_admin": false},
+        "body": "This pull request fixes the frobnicator. ".repeat(10),
+        "labels": [{"id": 1, "name": "bug", "color": "d73a4a", "default": true}],
+        "head": {"ref": "fix", "sha": "0123456789abcdef0123456789abcdef01234567"},
+        "draft": false, "merged_at": null, "assignees": []
+    })
+}
+
+/// Answers every request on every connection with `answer`, from a thread that allocates
+/// nothing per answer (its reader's buffer aside): what the upstream does is not the bridge's.
+fn upstream(answer: &'static [u8]) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::with_capacity(1024);
+                loop {
+                    // The request's head, up to its empty line (a GET has no body).
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        answer.len()
+                    );
+                    if stream.write_all(head.as_bytes()).is_err()
+                        || stream.write_all(answer).is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// One JSON-RPC `tools/call` on `POST /mcp`: its `result`, and the answer's size in bytes.
+async fn mcp_call(router: &axum::Router, tool: &str, arguments: Value) -> (Value, usize) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}});
+    let request = Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let reply: Value = serde_json::from_slice(&bytes).unwrap();
+    (reply["result"].clone(), bytes.len())
+}
+
+fn main() {
+    let mut items = Vec::new();
+    let mut size = 0;
+    while size < 5_000_000 {
+        items.push(pull(items.len()));
+        size += items.last().map_or(0, |v| v.to_string().len() + 1);
+    }
+    let answer: &'static str = Value::Array(items).to_string().leak();
+    let size = answer.len();
+    let url = upstream(answer.as_bytes());
+
+    let document = std::env::temp_dir().join(format!("mcp-cut-peak-{}.yaml", std::process::id()));
+    std::fs::write(
+        &document,
+        "openapi: 3.0.3\ninfo: {title: Widgets, version: 1.0.0}\npaths:\n  /pulls:\n    get:\n      operationId: listPulls\n      responses:\n        '200':\n          description: The pull requests.\n          content:\n            application/json:\n              schema: {type: array, items: {type: object}}\n",
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut config = OpenApiConfig::new(document.display().to_string());
+        config.base_url = Some(url);
+        let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(
+            OpenApiAdapter::build("widgets", &config, &BuildContext::default())
+                .await
+                .unwrap(),
+        );
+        let mapped = adapter.list_tools().await.unwrap();
+        let path = mapped.tools[0].definition.id.to_string();
+        let options: SourceOptions = serde_yaml::from_str("{}").unwrap();
+        let policy = Arc::new(options.compile("widgets").unwrap());
+        let source = SourceTools::compile(adapter, policy, mapped.tools, &mut Vec::new());
+        let settings = ServerSettings {
+            mcp_max_result_bytes: Some(BUDGET),
+            ..ServerSettings::default()
+        };
+        let router = app(AppState::new(
+            SharedCatalog::new(Catalog::new(vec![source])),
+            settings,
+            None,
+        ));
+        let times = |bytes: usize| bytes as f64 / size as f64;
+        println!(
+            "A {:.2} MB answer to {path}, called through POST /mcp with a {BUDGET}-byte budget:",
+            size as f64 / 1e6
+        );
+        for round in 0..5 {
+            let base = ALLOCATOR.current_usage();
+            ALLOCATOR.reset_peak_usage();
+            let started = Instant::now();
+            let (result, sent) = mcp_call(&router, "call_tool", json!({"path": path})).await;
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            let peak = ALLOCATOR.peak_usage().saturating_sub(base);
+            let after = ALLOCATOR.current_usage().saturating_sub(base);
+            let truncated = &result["structuredContent"]["truncated"];
+            let handle = truncated["handle"].as_str().unwrap().to_owned();
+            println!(
+                "round {round}: {ms:5.1} ms; peak {:.2}× the answer; after: {:.2}× (what is kept); {sent} bytes sent, {} items left out",
+                times(peak),
+                times(after),
+                truncated["omitted"]["items"],
+            );
+            if round == 0 {
+                // The kept answer, read back to its end, is the upstream's.
+                let mut read = String::new();
+                let mut offset = Some(0);
+                while let Some(at) = offset {
+                    let (page, _) = mcp_call(
+                        &router,
+                        "read_result",
+                        json!({"handle": handle, "offset": at}),
+                    )
+                    .await;
+                    read.push_str(page["content"][0]["text"].as_str().unwrap());
+                    offset = page["structuredContent"]["next_offset"].as_u64();
+                }
+                assert_eq!(read, answer, "read_result reads the upstream's answer");
+            }
+        }
+    });
+    let _ = std::fs::remove_file(document);
+}
