@@ -169,7 +169,9 @@ impl Scrubber {
             return Cow::Borrowed(text);
         };
         let Some(matcher) = matcher else {
-            return Cow::Borrowed(REDACTED);
+            // Owned, so callers see a change: a borrowed answer reads as "left as it was", and
+            // `scrub_value` would then leave the credential in place.
+            return Cow::Owned(REDACTED.to_owned());
         };
         let mut out = replace(matcher, Cow::Borrowed(text));
         if out.contains('\\')
@@ -424,6 +426,19 @@ mod tests {
             let text = format!("x {leaked} y");
             assert_eq!(s.scrub_str(&text), "x [redacted] y", "{leaked}");
         }
+    }
+
+    /// Should the automaton ever fail to build, every string is redacted, in values too.
+    #[test]
+    fn without_an_automaton_everything_is_redacted() {
+        let s = Scrubber {
+            matcher: Some(None),
+        };
+        let mut value = json!({"items": ["hunter2", 1]});
+        assert!(s.scrub_value(&mut value));
+        // Keys too: every key becomes the same word, so only one member is left.
+        assert_eq!(value, json!({REDACTED: [REDACTED, 1]}), "{value}");
+        assert!(!s.leaves_json_alone(r#"{"a": "hunter2"}"#));
     }
 
     #[test]
