@@ -227,7 +227,7 @@ impl CallDecided<'_> {
                 },
                 self.rule.map(str::to_owned),
             ));
-            audit.bytes_in = serde_json::to_vec(self.input).map_or(0, |b| b.len());
+            audit.bytes_in = json_len(self.input);
             if audit.trail.records_inputs() {
                 audit.input = Some(audit.trail.scrubbed(self.input));
             }
@@ -399,13 +399,9 @@ impl CallFinished<'_> {
                 status: None,
                 call_id: Some(&self.response.call_id),
                 bytes_out: match &self.response.outcome {
-                    otc_mappings::otc::CallOutcome::Value(value) => {
-                        serde_json::to_vec(value).map_or(0, |b| b.len())
-                    }
+                    otc_mappings::otc::CallOutcome::Value(value) => json_len(value),
                     otc_mappings::otc::CallOutcome::Json(json) => json.get().len(),
-                    otc_mappings::otc::CallOutcome::Error(error) => {
-                        serde_json::to_vec(error).map_or(0, |b| b.len())
-                    }
+                    otc_mappings::otc::CallOutcome::Error(error) => json_len(error),
                 },
             };
             audit.record(
@@ -512,6 +508,24 @@ impl ToolsSearched {
     }
 }
 
+/// The length of `value`'s compact JSON, counted as it is written, not written into a buffer:
+/// the audit trail's byte counts would otherwise copy every input and answer once more (a 5 MB
+/// answer, 5 MB).
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -531,5 +545,19 @@ mod tests {
             elapsed: Duration::from_secs(1),
         };
         assert_eq!(answered(Some(&timeout)), ("timeout", None));
+    }
+
+    #[test]
+    fn json_len_is_the_length_of_the_compact_json() {
+        for value in [
+            serde_json::json!({"a": [1, 2.5, null], "b": "é \"quoted\" \n", "": {}}),
+            serde_json::json!("🦀"),
+            serde_json::json!([]),
+        ] {
+            assert_eq!(
+                super::json_len(&value),
+                serde_json::to_vec(&value).unwrap().len()
+            );
+        }
     }
 }
