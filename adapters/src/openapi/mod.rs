@@ -211,11 +211,7 @@ impl Adapter for OpenApiAdapter {
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
         let plan = self.plan_of(&call)?;
         let (request, sent) = self.prepare(&plan, &call)?;
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| response::classify(e, self.timeout))?;
+        let response = self.send(request).await?;
         self.read(&plan, response, &sent).await
     }
 
@@ -223,11 +219,7 @@ impl Adapter for OpenApiAdapter {
     async fn call_unparsed(&self, call: ToolCall) -> Result<ToolValue, AdapterError> {
         let plan = self.plan_of(&call)?;
         let (request, sent) = self.prepare(&plan, &call)?;
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(|e| response::classify(e, self.timeout))?;
+        let response = self.send(request).await?;
         self.log_answer(&plan, &response);
         response::read_unparsed(
             response,
@@ -316,6 +308,17 @@ impl OpenApiAdapter {
             call.trace_id.as_deref(),
             call.trace_context.as_ref(),
         )
+    }
+
+    /// Sends `request`; a failure to reach the upstream (or to hear back in time) is classified.
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, AdapterError> {
+        self.client
+            .send(request)
+            .await
+            .map_err(|e| response::classify(e, self.timeout))
     }
 
     /// The answer's debug line.
