@@ -71,6 +71,7 @@ fn tool() -> MappedTool {
             operation_id: None,
             tags: Vec::new(),
         })),
+        hidden_inputs: Vec::new(),
     }
 }
 

@@ -61,6 +61,7 @@ impl FakeAdapter {
                 // The fake stands for an MCP server without annotations: MCP's default.
                 destructive: true,
                 label: None,
+                hidden_inputs: Vec::new(),
             },
             Arc::new(behaviour),
             None,

@@ -179,7 +179,13 @@ async fn run(
     }
     let input = match request.input {
         None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(input @ Value::Object(_)) => input,
+        // A hidden argument's value is ignored, before the served schema (maybe closed) sees it.
+        Some(Value::Object(mut input)) => {
+            if let Some(shaping) = &entry.shaping {
+                shaping.arguments.drop_hidden(&mut input);
+            }
+            Value::Object(input)
+        }
         Some(_) => {
             let mut errors = IndexMap::new();
             errors.insert(
@@ -557,8 +563,8 @@ async fn keep(cached: Cached<'_>, key: Key, value: &Value, freshness: Freshness)
 }
 
 /// The validated `input` in the upstream's shape ([`Shaping::map_back`]), checked against the
-/// upstream's own input schema. A hidden argument the caller passed is refused like a
-/// parameter the tool does not have; a mapped input the upstream's schema refuses can only come
+/// upstream's own input schema. A renamed argument's upstream name the caller passed is refused
+/// like a parameter the tool does not have (a hidden one was already taken out); a mapped input the upstream's schema refuses can only come
 /// from a fixed value (the environment's, the caller's), so it is the configuration's fault,
 /// and the refusal names parameters, never values (a fixed value may be a secret).
 fn map_back(

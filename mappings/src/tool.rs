@@ -25,6 +25,11 @@ pub struct MappedTool {
     /// `serverInfo.version`), before normalisation; for the lockfile. Not listed.
     #[serde(skip)]
     pub label: Option<Arc<str>>,
+    /// Inputs a transform hides behind a fixed value: not in the served schema, yet a value a
+    /// caller still sends is accepted and overridden, so clients written before the transform
+    /// keep working. In the canonical form, so a hidden input is told from a removed one.
+    #[serde(skip)]
+    pub hidden_inputs: Vec<String>,
 }
 
 /// Where a call goes upstream. Every tool id maps back to exactly one target.
@@ -124,6 +129,7 @@ impl Mapped<MappedTool> {
                     destructive: tool.destructive,
                     // One small string per source, shared by its tools: kept as it is.
                     label: tool.label.clone(),
+                    hidden_inputs: tool.hidden_inputs.clone(),
                 }
             })
             .collect();

@@ -22,6 +22,7 @@ fn tool(toolkit: &str, name: &str, description: &str, params: &serde_json::Value
         },
         destructive: false,
         label: None,
+        hidden_inputs: Vec::new(),
     }
 }
 

@@ -263,7 +263,7 @@ pub struct Transformed {
 pub struct ArgumentMap {
     /// Served name → upstream name, for renamed arguments.
     renamed: HashMap<String, String>,
-    /// Names the caller may not pass: fixed arguments and upstream names of renamed ones.
+    /// Names the caller may not pass: the upstream names of renamed arguments.
     refused: HashSet<String>,
     /// Upstream name and value, filled in when the caller leaves the argument out.
     defaults: Vec<(String, Value)>,
@@ -277,8 +277,23 @@ impl ArgumentMap {
         *self == Self::default()
     }
 
+    /// The arguments hidden behind a fixed value, by their upstream names.
+    pub fn hidden(&self) -> impl Iterator<Item = &str> {
+        self.fixed.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// Takes the hidden arguments out of a call's `input`: a caller written before the argument
+    /// was hidden may still send it, and its value is ignored (the fixed one is sent), so hiding
+    /// an argument breaks no client (DESIGN.md §15; the change classes call it minor). Done
+    /// before the input is validated against the served schema, which may be closed.
+    pub fn drop_hidden(&self, input: &mut Map<String, Value>) {
+        for (name, _) in &self.fixed {
+            input.shift_remove(name);
+        }
+    }
+
     /// The call's `input` (as served) in the upstream's shape: renamed arguments under their
-    /// upstream names, defaults filled in, fixed values added.
+    /// upstream names, defaults filled in, fixed values added (over any value the caller sent).
     ///
     /// `resolve` is asked for each fixed value that comes from the environment or the caller's
     /// context ([`FixedSource::Env`], [`FixedSource::Caller`]), once per call and argument; it
@@ -419,7 +434,6 @@ impl Transform {
                     })?;
                 }
                 required.retain(|r| *r != name);
-                map.refused.insert(name.clone());
                 map.fixed.push((name, source.clone()));
                 continue;
             }

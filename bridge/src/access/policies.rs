@@ -1095,6 +1095,7 @@ mod tests {
             definition,
             destructive,
             label: None,
+            hidden_inputs: Vec::new(),
         };
         Entry::new(
             mapped,

@@ -461,6 +461,7 @@ mod tests {
             },
             destructive: false,
             label: None,
+            hidden_inputs: Vec::new(),
         }
     }
 

@@ -517,6 +517,8 @@ impl SourcePolicy {
                         match transform.apply(def) {
                             Ok(transformed) => {
                                 let upstream = std::mem::replace(def, transformed.definition);
+                                tool.hidden_inputs =
+                                    transformed.arguments.hidden().map(str::to_owned).collect();
                                 shaping = Some((transformed.arguments, upstream.input_schema));
                             }
                             Err(error) => {
@@ -744,6 +746,7 @@ mod tests {
             },
             destructive: true,
             label: None,
+            hidden_inputs: Vec::new(),
         }
     }
 

@@ -148,6 +148,7 @@ fn canonical_of(definition: ToolDefinition) -> (String, ToolVersion, Value) {
         definition,
         destructive: false,
         label: None,
+        hidden_inputs: Vec::new(),
     };
     (name, version, change::canonical(&tool))
 }

@@ -8,7 +8,9 @@
 //!   "destructive":   whether a call may change or delete something upstream,
 //!   "input_schema":  the input schema,
 //!   "output_schema": the output schema, or null when the tool returns nothing,
-//!   "requirements":  the requirements, {} when there are none }
+//!   "requirements":  the requirements, {} when there are none,
+//!   "hidden_inputs": the inputs a transform hides behind a fixed value, sorted; only when there
+//!                    are some, so a tool without transforms keeps the fingerprint it had }
 //! ```
 //!
 //! The id, name and version are not in it: they are what the fingerprint vouches for. MCP's
@@ -51,6 +53,15 @@ pub fn canonical(tool: &MappedTool) -> Value {
             .map_or(Value::Null, |s| s.to_value()),
     );
     map.insert("requirements".to_owned(), requirements);
+    if !tool.hidden_inputs.is_empty() {
+        let mut hidden = tool.hidden_inputs.clone();
+        hidden.sort();
+        hidden.dedup();
+        map.insert(
+            "hidden_inputs".to_owned(),
+            hidden.into_iter().map(Value::String).collect(),
+        );
+    }
     normalize(&Value::Object(map))
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::canonical::{normalize, sorted};
 use super::schema;
 use super::vocab::{Reasons, Side, show};
-use super::{Change, RuleId};
+use super::{Change, Reason, RuleId};
 
 /// How `new` differs from `old`, two canonical definitions ([`super::canonical`]).
 ///
@@ -67,14 +67,40 @@ fn definition(reasons: &mut Reasons, old: &Map<String, Value>, new: &Map<String,
                 _ => reasons.unproven("destructive", "`destructive` changed".to_owned()),
             },
             "input_schema" => match (a, b) {
-                (Some(a), Some(b)) => schema::compare(reasons, Side::Input, a, b),
+                (Some(a), Some(b)) => {
+                    let mut found = Reasons::default();
+                    schema::compare(&mut found, Side::Input, a, b);
+                    reasons
+                        .0
+                        .extend(found.0.into_iter().map(|r| hidden(r, new)));
+                }
                 _ => reasons.unproven("input", "the input schema appeared or vanished".to_owned()),
             },
+            // What a hidden input means is read with the input schema (`hidden`): an input that
+            // stops being hidden is compared there as the property it becomes again.
+            "hidden_inputs" => {}
             "output_schema" => output(reasons, a, b),
             "requirements" => requirements(reasons, a, b),
             other => reasons.unproven(other, format!("`{other}` changed")),
         }
     }
+}
+
+/// A top-level input removed from the schema that the new definition hides behind a fixed value
+/// is still accepted (and overridden): minor, not a removal.
+fn hidden(reason: Reason, new: &Map<String, Value>) -> Reason {
+    let Some(name) = reason.path.strip_prefix("input.") else {
+        return reason;
+    };
+    let is_hidden = new
+        .get("hidden_inputs")
+        .and_then(Value::as_array)
+        .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(name)));
+    if reason.rule != RuleId::InputRemoved || !is_hidden {
+        return reason;
+    }
+    let message = format!("input `{name}` hidden behind a fixed value (a value sent is ignored)");
+    Reason::new(RuleId::InputHidden, reason.path, message)
 }
 
 /// `null` (or nothing) is "returns no value"; anything else is a schema.

@@ -216,4 +216,29 @@ mod tests {
             "tool `Kit.B` removed"
         );
     }
+
+    #[test]
+    fn an_input_hidden_behind_a_fixed_value_is_minor_and_one_removed_major() {
+        let def = |properties: serde_json::Value, hidden: &[&str]| {
+            let mut def = json!({"description": "d", "destructive": false,
+                "input_schema": {"type": "object", "properties": properties, "required": ["id"]},
+                "output_schema": null, "requirements": {}});
+            if !hidden.is_empty() {
+                def["hidden_inputs"] = json!(hidden);
+                def["input_schema"]["required"] = json!([]);
+            }
+            def
+        };
+        let before = def(json!({"id": {"type": "integer"}, "q": {}}), &[]);
+        let hidden = classify(&before, &def(json!({"q": {}}), &["id"]));
+        assert_eq!(hidden.class(), Some(Class::Minor), "{hidden:?}");
+        assert_eq!(hidden.reasons[0].rule, RuleId::InputHidden);
+        // Hidden, then hidden no more and required again: a client of the hidden form does not
+        // send it.
+        let shown = classify(&def(json!({"q": {}}), &["id"]), &before);
+        assert_eq!(shown.class(), Some(Class::Major), "{shown:?}");
+        // Another input removed alongside stays a removal.
+        let both = classify(&before, &def(json!({}), &["id"]));
+        assert_eq!(both.class(), Some(Class::Major), "{both:?}");
+    }
 }

@@ -91,6 +91,8 @@ pub enum RuleId {
     /// See [`RuleId::rule`].
     MadeNonDestructive,
     /// See [`RuleId::rule`].
+    InputHidden,
+    /// See [`RuleId::rule`].
     ToolRemoved,
     /// See [`RuleId::rule`].
     InputRemoved,
@@ -128,7 +130,7 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every rule, in table order.
-    pub const ALL: [Self; 33] = [
+    pub const ALL: [Self; 34] = [
         Self::DescriptionChanged,
         Self::SchemaTextChanged,
         Self::EquivalentForm,
@@ -145,6 +147,7 @@ impl RuleId {
         Self::OutputConstraintTightened,
         Self::RequirementRemoved,
         Self::MadeNonDestructive,
+        Self::InputHidden,
         Self::ToolRemoved,
         Self::InputRemoved,
         Self::InputRequiredAdded,
@@ -245,6 +248,11 @@ impl RuleId {
                 "made_non_destructive",
                 Minor,
                 "The tool is no longer destructive (an MCP tool now `readOnlyHint: true` or `destructiveHint: false`).",
+            ),
+            Self::InputHidden => (
+                "input_hidden",
+                Minor,
+                "An input hidden by a transform behind a fixed value: no longer served, but a value a caller sends is still accepted (and overridden).",
             ),
             Self::ToolRemoved => ("tool_removed", Major, "A tool removed."),
             Self::InputRemoved => (

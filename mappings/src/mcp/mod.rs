@@ -98,6 +98,7 @@ impl Identity {
             target: Target::Mcp { request },
             destructive: false,
             label: self.label.clone(),
+            hidden_inputs: Vec::new(),
         }
     }
 }
@@ -164,6 +165,7 @@ pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTo
             },
             destructive: is_destructive(tool.annotations.as_ref()),
             label: label.clone(),
+            hidden_inputs: Vec::new(),
         });
     }
     Mapped {

@@ -189,6 +189,7 @@ pub(crate) fn map_operation<'r>(
         destructive: is_destructive(operation.method, op),
         target: Target::Http(Arc::new(plan)),
         label: cx.label.clone(),
+        hidden_inputs: Vec::new(),
     })
 }
 

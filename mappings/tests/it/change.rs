@@ -158,12 +158,12 @@ fn cases() -> Vec<Case> {
     use RuleId::{
         DescriptionChanged, EquivalentForm, InputAdded, InputConstraintRelaxed,
         InputConstraintTightened, InputDefaultChanged, InputEnumNarrowed, InputEnumWidened,
-        InputMadeOptional, InputMadeRequired, InputRemoved, InputRequiredAdded, InputTypeNarrowed,
-        InputTypeWidened, MadeDestructive, MadeNonDestructive, OutputConstraintRelaxed,
-        OutputConstraintTightened, OutputEnumNarrowed, OutputEnumWidened, OutputKindChanged,
-        OutputMadeOptional, OutputMadeRequired, OutputPropertyAdded, OutputPropertyRemoved,
-        OutputTypeNarrowed, OutputTypeWidened, RequirementAdded, RequirementRemoved,
-        SchemaTextChanged, Unproven,
+        InputHidden, InputMadeOptional, InputMadeRequired, InputRemoved, InputRequiredAdded,
+        InputTypeNarrowed, InputTypeWidened, MadeDestructive, MadeNonDestructive,
+        OutputConstraintRelaxed, OutputConstraintTightened, OutputEnumNarrowed, OutputEnumWidened,
+        OutputKindChanged, OutputMadeOptional, OutputMadeRequired, OutputPropertyAdded,
+        OutputPropertyRemoved, OutputTypeNarrowed, OutputTypeWidened, RequirementAdded,
+        RequirementRemoved, SchemaTextChanged, Unproven,
     };
     let issues = list_issues;
     let p = "/properties";
@@ -245,6 +245,18 @@ fn cases() -> Vec<Case> {
             input(issues()),
             &[InputAdded],
             &[InputRemoved],
+        ),
+        case(
+            // A transform's `fixed`: a value sent is still accepted (and overridden).
+            "optional input hidden behind a fixed value",
+            input(issues()),
+            {
+                let mut d = input(without(issues(), "/properties/per_page"));
+                d["hidden_inputs"] = json!(["per_page"]);
+                d
+            },
+            &[InputHidden],
+            &[InputAdded],
         ),
         case(
             "new required input",

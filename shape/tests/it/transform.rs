@@ -109,17 +109,31 @@ fn calls_are_mapped_back_with_fixed_values_defaults_and_upstream_names() {
 }
 
 #[test]
-fn a_fixed_argument_passed_by_the_caller_is_refused_as_unknown() {
+fn a_fixed_argument_passed_by_the_caller_is_ignored_and_the_fixed_value_sent() {
     let t = transform(EXAMPLE).apply(&upstream()).unwrap();
-    for argument in ["per_page", "owner", "user", "repo"] {
-        let input = object(json!({"repository": "w", argument: 1}));
-        assert_eq!(
-            t.arguments.map_back(input, &resolve),
-            Err(MapBackError::UnknownArgument {
-                argument: argument.to_owned()
-            })
-        );
+    let hidden: Vec<&str> = t.arguments.hidden().collect();
+    for argument in ["per_page", "owner", "user"] {
+        assert!(hidden.contains(&argument), "{hidden:?}");
+        let mut input = object(json!({"repository": "w", argument: "from the caller"}));
+        let fixed = t
+            .arguments
+            .map_back(object(json!({"repository": "w"})), &resolve)
+            .unwrap();
+        // Over a value the caller sent, the fixed one is sent.
+        let back = t.arguments.map_back(input.clone(), &resolve).unwrap();
+        assert_eq!(back, fixed, "{argument}");
+        // And before validation the caller's value is taken out.
+        t.arguments.drop_hidden(&mut input);
+        assert_eq!(Value::Object(input), json!({"repository": "w"}));
     }
+    // A renamed argument's upstream name is still refused: it is not the served one.
+    let input = object(json!({"repository": "w", "repo": 1}));
+    assert_eq!(
+        t.arguments.map_back(input, &resolve),
+        Err(MapBackError::UnknownArgument {
+            argument: "repo".to_owned()
+        })
+    );
 }
 
 #[test]

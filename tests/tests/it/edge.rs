@@ -378,6 +378,7 @@ impl Adapter for Changing {
                 definition,
                 destructive: true,
                 label: None,
+                hidden_inputs: Vec::new(),
             }],
             diagnostics: Vec::new(),
         })

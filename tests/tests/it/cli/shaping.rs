@@ -123,21 +123,35 @@ async fn a_transformed_operation_is_served_as_configured_and_called_in_the_upstr
         assert!(query.contains(part), "{part} not in {query}");
     }
 
-    // Refused as the served schema says: outside the narrowed enum, a hidden argument, the
-    // renamed argument's old name.
+    // A hidden argument a caller still sends (one written before it was hidden) is accepted
+    // and the fixed values are sent over it: hiding breaks no client.
+    let (status, body) = call(
+        &url,
+        "Upstream.Search",
+        json!({"query": "cats", "limit": 50, "redirect_uri": "https://evil.test/"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let query = body["value"]["query"].as_str().unwrap();
+    assert!(query.contains("limit=5"), "{query}");
+    assert!(
+        query.contains("redirect_uri=https://example.test/back"),
+        "{query}"
+    );
+    assert!(!query.contains("evil") && !query.contains("50"), "{query}");
+
+    // Refused as the served schema says: outside the narrowed enum, the renamed argument's old
+    // name.
     let (status, body) = call(&url, "Upstream.Search", json!({"state": "all"})).await;
     assert_eq!(status, 422, "{body}");
     assert!(body.to_string().contains("state"), "{body}");
-    for passed in [json!({"limit": 50}), json!({"q": "dogs"})] {
-        let (status, body) = call(&url, "Upstream.Search", passed.clone()).await;
-        assert_eq!(status, 422, "{passed}: {body}");
-        let key = passed.as_object().unwrap().keys().next().unwrap().clone();
-        assert!(body.to_string().contains(&key), "{body}");
-        assert!(
-            !body.to_string().contains("example.test"),
-            "a fixed value leaked: {body}"
-        );
-    }
+    let (status, body) = call(&url, "Upstream.Search", json!({"q": "dogs"})).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("\"q\""), "{body}");
+    assert!(
+        !body.to_string().contains("example.test"),
+        "a fixed value leaked: {body}"
+    );
 
     // A value from the caller: its name, never its key.
     let (status, body) = call(&url, "Upstream.HeadersAndCookies", json!({})).await;
@@ -213,6 +227,10 @@ fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
         "renamed",
         "    overrides:\n      jsonBody: {arguments: {id: {rename: ident}}}\n",
     );
+    let hidden = side(
+        "hidden",
+        "    overrides:\n      jsonBody: {arguments: {id: {fixed: 7}}}\n",
+    );
     let diff = |new: &std::path::Path| {
         otc_tests::bridge_process::run(&["diff", plain.to_str().unwrap(), new.to_str().unwrap()])
     };
@@ -223,6 +241,15 @@ fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("major Upstream.JsonBody"), "{out}");
     assert!(out.contains("new required input `ident`"), "{out}");
+    // Hiding a required argument behind a fixed value: its value is still accepted (and
+    // overridden), so no client breaks.
+    let (code, out, err) = diff(&hidden);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("minor Upstream.JsonBody"), "{out}");
+    assert!(
+        out.contains("input `id` hidden behind a fixed value"),
+        "{out}"
+    );
 }
 
 #[tokio::test]
