@@ -23,8 +23,13 @@ use tokenizers::{Encoding, PaddingParams, Tokenizer, TruncationParams};
 /// The most tokens read of one text. Tools average about 48 tokens in the development catalog;
 /// the cap bounds the time of a long description and of a request.
 pub const MAX_TOKENS: usize = 128;
-/// Texts embedded together: fewer calls, and texts sorted by length waste little padding.
+/// Texts embedded together by candle: fewer calls, and texts sorted by length waste little
+/// padding.
 const BATCH: usize = 32;
+/// Texts embedded together by onnxruntime, whose kernels gain little from larger batches while
+/// attention and padding cost more: 640 tool texts sorted by length, 2 threads, in batches of
+/// 8 / 16 / 32 / 64 took 6.8 / 6.9 / 7.3 / 9.6 s (bench/search/README.md).
+const ONNX_BATCH: usize = 8;
 
 /// The environment setting that spares candle from counting the machine's cores before every
 /// matrix product: `RAYON_NUM_THREADS`, set to the physical core count candle would find, or
@@ -200,7 +205,11 @@ impl Model {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(BATCH) {
+        let size = match self.encoder {
+            Encoder::Candle(_) => BATCH,
+            Encoder::Onnx(_) => ONNX_BATCH,
+        };
+        for batch in order.chunks(size) {
             let inputs: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
             for (&i, vector) in batch.iter().zip(self.embed_batch(&inputs)?) {
                 out[i] = vector;
