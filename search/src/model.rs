@@ -151,6 +151,8 @@ impl Model {
             .map_err(|e| run(&e))?
             .with_intra_threads(threads.max(1))
             .map_err(|e| run(&e))?
+            .with_log_level(ort::logging::LogLevel::Warning)
+            .map_err(|e| run(&e))?
             .with_inter_threads(1)
             .map_err(|e| run(&e))?
             // Threads that spin after each batch would hold both cores while the bridge serves.
@@ -290,6 +292,9 @@ fn onnx_environment(runtime: &Path) -> Result<ort::environment::Environment, Mod
         .with_name("otc-search")
         .build()
         .map_err(|e| ModelError::Runtime(e.to_string()))?;
+    // onnxruntime's own messages (each graph rewrite, each session option) are not the
+    // bridge's information; its warnings and errors are.
+    built.set_log_level(ort::logging::LogLevel::Warning);
     Ok(environment.insert(built).clone())
 }
 
