@@ -381,4 +381,24 @@ mod tests {
             ["allOf", "minLength", "pattern", "required"]
         );
     }
+
+    /// Threads asking for one pattern at once wait for one compilation and get its answer
+    /// (issue 23); a pattern too large for the validator's engine stays unusable.
+    #[test]
+    fn issue_23_one_pattern_asked_at_once_gets_one_answer() {
+        for (pattern, usable) in [
+            ("^issue-23-[a-z]{1,300}$", true),
+            ("^issue-23-.{0,262144}$", false),
+            ("issue-23-[\\uD800-\\uDFFF]", false),
+        ] {
+            let answers: Vec<bool> = std::thread::scope(|scope| {
+                let asking: Vec<_> = (0..4)
+                    .map(|_| scope.spawn(|| is_usable_pattern(pattern)))
+                    .collect();
+                asking.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            assert_eq!(answers, [usable; 4], "{pattern}");
+            assert_eq!(is_usable_pattern(pattern), usable, "{pattern}");
+        }
+    }
 }
