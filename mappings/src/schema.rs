@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Diagnostic, Severity};
 
+pub(crate) mod keys;
 pub(crate) mod walk;
 
 /// Where a local reference leads; kept here, its public home, since `Inliner` is its main user.
@@ -152,7 +153,7 @@ impl<'a> Inliner<'a> {
         self.produced += 1;
         match schema {
             Value::Object(map) => {
-                if let Some(Value::String(reference)) = map.get("$ref") {
+                if let Some(Value::String(reference)) = keys::get(map, "$ref") {
                     let resolved = self.resolve(reference, op, diags);
                     return merge_siblings(resolved, map, |v| self.walk(v, op, diags));
                 }
@@ -279,16 +280,15 @@ fn merge_siblings(
 /// Gives every property (at any depth) a `description`: its `title`, else one made from its name.
 pub fn ensure_descriptions(schema: &mut Value) {
     let Value::Object(map) = schema else { return };
-    if let Some(Value::Object(props)) = map.get_mut("properties") {
+    if let Some(Value::Object(props)) = keys::get_mut(map, "properties") {
         for (name, prop) in props.iter_mut() {
-            let described = prop
-                .get("description")
+            let described = keys::field(prop, "description")
                 .and_then(Value::as_str)
                 .is_some_and(|d| !d.trim().is_empty());
             if let Value::Object(p) = prop
                 && !described
             {
-                let text = match p.get("title").and_then(Value::as_str) {
+                let text = match keys::get(p, "title").and_then(Value::as_str) {
                     Some(title) if !title.trim().is_empty() => title.to_owned(),
                     _ => format!("{}.", name.to_title_case()),
                 };
@@ -298,12 +298,12 @@ pub fn ensure_descriptions(schema: &mut Value) {
         }
     }
     for key in ["items", "additionalProperties", "not"] {
-        if let Some(sub) = map.get_mut(key) {
+        if let Some(sub) = keys::get_mut(map, key) {
             ensure_descriptions(sub);
         }
     }
     for key in ["allOf", "anyOf", "oneOf", "prefixItems"] {
-        if let Some(Value::Array(subs)) = map.get_mut(key) {
+        if let Some(Value::Array(subs)) = keys::get_mut(map, key) {
             subs.iter_mut().for_each(ensure_descriptions);
         }
     }

