@@ -32,12 +32,15 @@ const NO_SECRETS_IN_LOGS: &str = "rmcp::transport::auth=info";
 
 /// Sets up logging to stderr with `filter`, unless `OTC_LOG` gives one.
 pub(crate) fn init_logging(filter: &str) {
-    // rmcp logs every session at info; keep it at warn unless the filter names it.
-    let filter = if filter.contains("rmcp") {
-        filter.to_owned()
-    } else {
-        format!("{filter},rmcp=warn")
-    };
+    // rmcp logs every session at info, and ort (the search model's runtime) every library it
+    // loads and device it finds: keep each at warn unless the filter names it (the bridge's
+    // own start-up line says which model and runtime search uses).
+    let mut filter = filter.to_owned();
+    for quiet in ["rmcp", "ort"] {
+        if !filter.contains(quiet) {
+            filter = format!("{filter},{quiet}=warn");
+        }
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_env("OTC_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_new(&filter))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
