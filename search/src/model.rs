@@ -166,8 +166,12 @@ impl Model {
             dims: 0,
             id,
         };
+        // The export says its width only by running: one run gives it and checks the model.
         model.dims = model.embed_batch(&["a check"])?.first().map_or(0, Vec::len);
-        model.checked()
+        if model.dims == 0 {
+            return Err(ModelError::Run("its vectors are empty".to_owned()));
+        }
+        Ok(model)
     }
 
     /// A model that loads but cannot run (weights of another shape) fails here, at start-up.
