@@ -9,6 +9,7 @@ pub mod bridge_process;
 pub mod conformance;
 pub mod http;
 pub mod redis;
+pub mod scratch;
 pub mod spec;
 pub mod tools;
 pub mod upstream_http;

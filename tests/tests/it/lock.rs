@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use otc_tests::bridge_process::{bridge_bin, spawn_bridge};
@@ -18,14 +17,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// A fresh directory for one test's files.
 fn scratch() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "otc-lock-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    otc_tests::scratch::dir("lock")
 }
 
 fn run(args: &[&str]) -> Output {

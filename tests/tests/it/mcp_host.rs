@@ -3,7 +3,6 @@
 //! client over streamable HTTP (`POST /mcp`, both protocol eras) and over stdio
 //! (`otc-bridge mcp`, a real child process).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use otc_tests::bridge_process::{bridge_bin, spawn_bridge};
@@ -25,12 +24,7 @@ const API_KEY: &str = "bridge-key-never-forwarded";
 /// A config file with the example MCP server and the HTTP upstream, whose `headerKey`
 /// requirement is met by the MCP request's `X-Upstream-Key` header.
 fn config(upstream: &Upstream) -> std::path::PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "otc-mcp-host-{}-{}.yaml",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    let path = otc_tests::scratch::file("mcp-host", "bridge.yaml");
     let yaml = json!({
         "sources": [
             {"type": "mcp", "name": "example",

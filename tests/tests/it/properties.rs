@@ -311,8 +311,8 @@ fn size_and_depth(value: &Value) -> (usize, usize) {
 fn read_as_every_file(bytes: &[u8]) -> Result<(), TestCaseError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static CASE: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("otc-issue25-props-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| otc_tests::scratch::dir("issue25-props"));
     let path = dir.join(format!(
         "case-{}.yaml",
         CASE.fetch_add(1, Ordering::Relaxed)

@@ -356,8 +356,7 @@ async fn a_catalog_of_ten_thousand_tools_is_paginated() {
 /// API is unchanged; without the key, the page is served.
 #[tokio::test]
 async fn the_config_file_turns_the_page_off() {
-    let dir = std::env::temp_dir().join(format!("otc-ui-config-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("ui-config");
     let spec = otc_tests::bridge_process::repo_root().join("bridge/src/demo/openapi.yaml");
     let source = format!(
         "sources:\n  - {{type: openapi, spec: \"{}\", base_url: \"http://127.0.0.1:9/\"}}\n",
@@ -384,8 +383,7 @@ async fn the_config_file_turns_the_page_off() {
 #[tokio::test]
 async fn a_tool_page_shows_its_lockfile_state() {
     use otc_tests::bridge_process::{bridge_bin, spawn_bridge};
-    let dir = std::env::temp_dir().join(format!("otc-ui-lock-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("ui-lock");
     let doc = dir.join("api.yaml");
     std::fs::copy(otc_tests::upstream_http::document_path(), &doc).unwrap();
     let lock = dir.join("api.lock");

@@ -115,7 +115,12 @@ mod tests {
 
     #[tokio::test]
     async fn tokens_round_trip_in_a_file_only_its_owner_can_read() {
-        let dir = std::env::temp_dir().join(format!("otc-store-{}", std::process::id()));
+        // A fresh directory: one named after the pid alone could hold an earlier test's tokens.
+        let dir = tempfile::Builder::new()
+            .prefix("otc-store-")
+            .tempdir()
+            .unwrap()
+            .keep();
         let store = FileCredentialStore::new(dir.join("nested/source.json"));
         assert!(store.load().await.unwrap().is_none());
         let credentials =
@@ -143,8 +148,11 @@ mod tests {
     /// temporary file used to be created (`.<name>.<pid>.tmp`) must not receive the token.
     #[tokio::test]
     async fn a_planted_symlink_never_receives_the_token() {
-        let dir = std::env::temp_dir().join(format!("otc-store-shared-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("otc-store-shared-")
+            .tempdir()
+            .unwrap()
+            .keep();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let stolen = dir.join("attacker-readable");
         std::fs::write(&stolen, b"").unwrap();

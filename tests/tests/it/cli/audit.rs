@@ -15,10 +15,7 @@ const OPS_KEY: &str = "audit-ops-key-0123456789";
 const AUDIT_KEY: &str = "the-audit-trail-key";
 
 fn dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("otc-audit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    otc_tests::scratch::dir(&format!("audit-{name}"))
 }
 
 /// Runs a bridge with the trail in `dir` (small files, so it rotates), makes calls as two

@@ -184,8 +184,7 @@ async fn two_callers_never_share_a_private_entry_but_share_a_public_one() {
 #[tokio::test]
 async fn a_stale_answer_is_revalidated_with_its_etag_and_a_destructive_tool_is_never_cached() {
     let upstream = Upstream::start().await;
-    let trail = std::env::temp_dir().join(format!("otc-cache-{}-audit.jsonl", std::process::id()));
-    let _ = std::fs::remove_file(&trail);
+    let trail = otc_tests::scratch::file("cache", "audit.jsonl");
     let audit = format!("audit: {{file: \"{}\"}}\n", trail.display());
     let path = super::write_config(
         "cache",

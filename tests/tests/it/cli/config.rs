@@ -5,9 +5,7 @@ use super::example_server;
 use otc_tests::bridge_process::{Running, repo_root, run};
 
 fn write(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("otc-bridge-config-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = otc_tests::scratch::file("bridge-config", name);
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }
@@ -165,7 +163,7 @@ async fn nothing_starts_half_configured_unless_asked() {
     // Asked for: the source that started is served, and the failure was reported.
     let mut with_flag = args.to_vec();
     with_flag.push("--allow-partial");
-    let log_path = std::env::temp_dir().join(format!("otc-half-{}.log", std::process::id()));
+    let log_path = otc_tests::scratch::file("half", "bridge.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let mut server = Running::spawn_with_stderr(&with_flag, &[], log);
     let url = server.url().await;

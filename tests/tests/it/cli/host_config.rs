@@ -33,9 +33,7 @@ async fn example_http(bin: &PathBuf) -> (Child, String) {
 }
 
 fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("otc-bridge-host-config-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    otc_tests::scratch::dir("bridge-host-config")
 }
 
 /// The Claude Desktop file: `example` (the example server, a child), `second` (the npm

@@ -14,10 +14,7 @@ struct Sandbox(PathBuf);
 
 impl Sandbox {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("otc-issue25-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
+        Self(otc_tests::scratch::dir(&format!("issue25-{name}")))
     }
 
     fn file(&self, name: &str, text: &str) -> String {

@@ -228,9 +228,7 @@ async fn replicas(idempotency: &str) -> Replicas {
         .trim()
         .to_owned();
 
-    let dir =
-        std::env::temp_dir().join(format!("otc-bridge-replicas-{}-{port}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir(&format!("bridge-replicas-{port}"));
     let config = dir.join("bridge.yaml");
     std::fs::write(
         &config,

@@ -267,7 +267,7 @@ async fn issue_25_stdio_answers_every_line_it_cannot_take_and_goes_on() {
 async fn an_oversized_mcp_answer_is_logged_with_its_source() {
     let server = otc_fixtures::workspace_bin("example-mcp-server", "example-mcp-server");
     let command = format!("{} --fault-tools", server.display());
-    let log_path = std::env::temp_dir().join(format!("otc-oversize-{}.log", std::process::id()));
+    let log_path = otc_tests::scratch::file("oversize", "bridge.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let mut bridge =
         Running::spawn_with_stderr(&["--listen", "127.0.0.1:0", "--mcp", &command], &[], log);

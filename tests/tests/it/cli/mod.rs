@@ -23,11 +23,10 @@ mod web;
 
 use otc_tests::bridge_process::repo_root;
 
-/// Writes `text` to a configuration file in the temporary directory, named after the test
-/// module (`prefix`), the process and `name`, so parallel tests never share one.
+/// Writes `text` to a configuration file `{name}.yaml` in a fresh directory named after the test
+/// module (`prefix`), so no two tests share one.
 fn write_config(prefix: &str, name: &str, text: &str) -> std::path::PathBuf {
-    let path =
-        std::env::temp_dir().join(format!("otc-{prefix}-{}-{name}.yaml", std::process::id()));
+    let path = otc_tests::scratch::file(prefix, &format!("{name}.yaml"));
     std::fs::write(&path, text).unwrap();
     path
 }

@@ -224,12 +224,7 @@ impl Bed {
         assert_eq!(mcp.url, resource);
 
         // The bridge lists with its own token (client_credentials); calls carry each caller's.
-        let dir = std::env::temp_dir().join(format!(
-            "otc-bridge-per-caller-{transport}-{}-{}",
-            caller_auth.len(),
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = otc_tests::scratch::dir(&format!("bridge-per-caller-{transport}"));
         let config = dir.join("bridge.yaml");
         std::fs::write(
             &config,

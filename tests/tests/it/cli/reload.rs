@@ -98,8 +98,7 @@ async fn call(http: &reqwest::Client, url: &str, tool: &str, input: Value) -> (u
 
 #[tokio::test]
 async fn watched_config_changes_apply_the_difference_under_load() {
-    let dir = std::env::temp_dir().join(format!("otc-bridge-reload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("bridge-reload");
     let config = dir.join("bridge.yaml");
     write(
         &config,
@@ -236,8 +235,7 @@ async fn watched_config_changes_apply_the_difference_under_load() {
 
 #[tokio::test]
 async fn sighup_reloads_the_config_file() {
-    let dir = std::env::temp_dir().join(format!("otc-bridge-sighup-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("bridge-sighup");
     let config = dir.join("bridge.yaml");
     write(&config, &[source("one", "")]);
     let mut bridge = Running::spawn(
@@ -296,10 +294,7 @@ impl Hostile<'_> {
 
 #[tokio::test]
 async fn issue_25_a_hostile_config_swapped_in_changes_nothing_and_the_bridge_answers() {
-    let dir =
-        std::env::temp_dir().join(format!("otc-bridge-issue25-reload-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("bridge-issue25-reload");
     let config = dir.join("bridge.yaml");
     let notes = "sources:\n  - type: openapi\n    name: notes\n    spec: bridge/src/demo/openapi.yaml\n    base_url: http://127.0.0.1:9/\n";
     std::fs::write(&config, notes).unwrap();
@@ -349,8 +344,7 @@ async fn issue_25_a_hostile_config_swapped_in_changes_nothing_and_the_bridge_ans
 
 #[tokio::test]
 async fn issue_25_sighup_while_starting_does_not_stop_the_bridge_and_reloads_once_serving() {
-    let dir = std::env::temp_dir().join(format!("otc-bridge-issue25-start-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("bridge-issue25-start");
     let config = dir.join("bridge.yaml");
     // A source slow to start: the demo's MCP server (in the binary itself), two seconds late.
     std::fs::write(

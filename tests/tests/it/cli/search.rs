@@ -76,10 +76,7 @@ fn plain(text: &str) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("otc-bridge-search-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    otc_tests::scratch::dir(&format!("bridge-search-{name}"))
 }
 
 /// `search_tools` through `POST /mcp`: its `structuredContent`.

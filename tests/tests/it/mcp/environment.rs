@@ -142,8 +142,7 @@ async fn issue_8_the_bridges_secrets_do_not_reach_an_mcp_child() {
 async fn issue_8_inherit_env_never_passes_the_variables_the_bridge_reads_secrets_from() {
     // A real bridge with API-key auth read from OTC_ISSUE8_KEYS and a source that inherits the
     // environment: the child sees ordinary variables, never the variable holding the keys.
-    let dir = std::env::temp_dir().join(format!("otc-issue8-env-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = otc_tests::scratch::dir("issue8-env");
     let config = dir.join("bridge.yaml");
     let command = format!("{} --fault-tools", example_server_command());
     std::fs::write(
