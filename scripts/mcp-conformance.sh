@@ -20,7 +20,8 @@
 # dns-rebinding-protection needs a loopback URL (localhost, 127.0.0.1 or [::1]): with any other
 # host the suite fails it without sending anything.
 # Each scenario's checks are kept as JSON in $OTC_CORPUS_DIR/mcp-conformance-results/<run>/.
-# Environment: OTC_CORPUS_DIR (default .corpus), MCP_CONFORMANCE_TIMEOUT (seconds per scenario, 120).
+# Environment: OTC_CORPUS_DIR (default .corpus), MCP_CONFORMANCE_TIMEOUT (seconds per scenario, 120),
+# OTC_BRIDGE (an otc-bridge binary to use for --demo and --client instead of building one).
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -61,7 +62,11 @@ stop_bridge() {
     fi
 }
 trap stop_bridge EXIT
-if [ "$URL" = "--demo" ] || [ "$URL" = "--client" ]; then
+if [ -n "${OTC_BRIDGE:-}" ]; then
+    # A binary built already (the tests pass the workspace build's): building `-p otc-bridge` alone
+    # would unify features differently, rebuild the bridge and replace the workspace's binary.
+    BIN="$(realpath "$OTC_BRIDGE")"
+elif [ "$URL" = "--demo" ] || [ "$URL" = "--client" ]; then
     cargo build --locked --manifest-path "$(dirname "$0")/../Cargo.toml" -p otc-bridge --bin otc-bridge
     BIN="$(realpath "${CARGO_TARGET_DIR:-$(dirname "$0")/../target}/debug/otc-bridge")"
 fi

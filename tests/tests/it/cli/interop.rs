@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use otc_tests::bridge_process::{Running, repo_root};
+use otc_tests::bridge_process::{Running, bridge_bin, repo_root};
 
 fn python() -> Option<PathBuf> {
     let dir = otc_fixtures::corpus_dir()?;
@@ -83,7 +83,12 @@ async fn the_official_mcp_conformance_client_scenarios_pass_through_the_bridge()
         return;
     };
     let mut suite = tokio::process::Command::new(repo_root().join("scripts/mcp-conformance.sh"));
-    suite.arg("--client").env("OTC_CORPUS_DIR", &corpus);
+    // The bridge under test is the workspace's build (otc_fixtures::workspace_bin): left to
+    // itself, the script would build `-p otc-bridge` with other features and replace it.
+    suite
+        .arg("--client")
+        .env("OTC_CORPUS_DIR", &corpus)
+        .env("OTC_BRIDGE", bridge_bin());
     let stdout = succeeded(suite, "conformance (client scenarios)").await;
     for scenario in [
         "initialize",
