@@ -225,8 +225,11 @@ fn fault_tools() -> Vec<mcp::Tool> {
         })),
         tool(json!({
             "name": "huge",
-            "description": "A text answer of `bytes` bytes.",
-            "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer", "minimum": 0}}}
+            "description": "A text answer of `bytes` bytes; with `structured`, a structured answer of about `bytes` bytes (`{items: [...]}`, its text repeated in a text block, as rmcp writes one).",
+            "inputSchema": {"type": "object", "properties": {
+                "bytes": {"type": "integer", "minimum": 0},
+                "structured": {"type": "boolean"}
+            }}
         })),
         tool(json!({
             "name": "deep",
@@ -362,6 +365,23 @@ struct Crash {
 struct Huge {
     #[serde(default = "default_huge_bytes")]
     bytes: usize,
+    #[serde(default)]
+    structured: bool,
+}
+
+impl Huge {
+    /// `{items: [...]}`, with items until their JSON text reaches `bytes`.
+    fn items(&self) -> Value {
+        let mut items = Vec::new();
+        let mut written = 0;
+        while written < self.bytes {
+            let i = items.len();
+            let item = json!({"id": i, "title": format!("Item {i} of the huge answer"), "done": i % 2 == 0});
+            written += item.to_string().len() + 1;
+            items.push(item);
+        }
+        json!({ "items": items })
+    }
 }
 
 fn default_huge_bytes() -> usize {
@@ -502,7 +522,14 @@ impl DemoServer {
                     .collect();
                 Ok(mcp::CallToolResult::structured(json!({ "vars": vars })))
             }
-            "huge" => Ok(text("x".repeat(args::<Huge>(request)?.bytes))),
+            "huge" => {
+                let huge = args::<Huge>(request)?;
+                Ok(if huge.structured {
+                    mcp::CallToolResult::structured(huge.items())
+                } else {
+                    text("x".repeat(huge.bytes))
+                })
+            }
             // The server loop moved `params._meta` into the context before dispatch.
             "trace" => Ok(mcp::CallToolResult::structured(json!({
                 "traceparent": context.meta.get_traceparent(),
