@@ -10,7 +10,14 @@
 //! floor), and so does the JSON-RPC answer the host is sent. Then `read_result` reads the kept
 //! answer back to its end, which must be the upstream's answer.
 //!
-//! Run: `cargo run --release -p otc-bridge --example mcp_cut_peak`.
+//! The same for an MCP source over stdio: the example MCP server (`--fault-tools`) answers its
+//! `huge` tool with 5 MB of `structuredContent` (and, as rmcp writes a structured result, the
+//! same text again in a text block); the bridge's stdio transport sets the structured text aside
+//! before rmcp parses the message (`adapters/src/mcp/set_aside.rs`). The server is another
+//! process, so its memory is not counted.
+//!
+//! Run: `cargo build --release -p example-mcp-server && cargo run --release -p otc-bridge --example
+//! mcp_cut_peak`.
 #![allow(clippy::unwrap_used, clippy::print_stdout)] // A measuring script: loud is the point.
 
 use std::io::{BufRead, BufReader, Write};
@@ -21,6 +28,7 @@ use std::time::Instant;
 use axum::body::{Body, to_bytes};
 use axum::http::Request;
 use otc_adapters::BuildContext;
+use otc_adapters::mcp::{McpAdapter, McpConfig};
 use otc_adapters::openapi::{OpenApiAdapter, OpenApiConfig};
 use otc_bridge::{
     AppState, Catalog, ServerSettings, SharedCatalog, SourceOptions, SourceTools, app,
@@ -111,7 +119,6 @@ fn main() {
         size += items.last().map_or(0, |v| v.to_string().len() + 1);
     }
     let answer: &'static str = Value::Array(items).to_string().leak();
-    let size = answer.len();
     let url = upstream(answer.as_bytes());
 
     let document = std::env::temp_dir().join(format!("mcp-cut-peak-{}.yaml", std::process::id()));
@@ -126,65 +133,133 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut config = OpenApiConfig::new(document.display().to_string());
-        config.base_url = Some(url);
-        let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(
-            OpenApiAdapter::build("widgets", &config, &BuildContext::default())
-                .await
-                .unwrap(),
-        );
-        let mapped = adapter.list_tools().await.unwrap();
-        let path = mapped.tools[0].definition.id.to_string();
-        let options: SourceOptions = serde_yaml::from_str("{}").unwrap();
-        let policy = Arc::new(options.compile("widgets").unwrap());
-        let source = SourceTools::compile(adapter, policy, mapped.tools, &mut Vec::new());
-        let settings = ServerSettings {
-            mcp_max_result_bytes: Some(BUDGET),
-            ..ServerSettings::default()
-        };
-        let router = app(AppState::new(
-            SharedCatalog::new(Catalog::new(vec![source])),
-            settings,
-            None,
-        ));
-        let times = |bytes: usize| bytes as f64 / size as f64;
-        println!(
-            "A {:.2} MB answer to {path}, called through POST /mcp with a {BUDGET}-byte budget:",
-            size as f64 / 1e6
-        );
-        for round in 0..5 {
-            let base = ALLOCATOR.current_usage();
-            ALLOCATOR.reset_peak_usage();
-            let started = Instant::now();
-            let (result, sent) = mcp_call(&router, "call_tool", json!({"path": path})).await;
-            let ms = started.elapsed().as_secs_f64() * 1000.0;
-            let peak = ALLOCATOR.peak_usage().saturating_sub(base);
-            let after = ALLOCATOR.current_usage().saturating_sub(base);
-            let truncated = &result["structuredContent"]["truncated"];
-            let handle = truncated["handle"].as_str().unwrap().to_owned();
-            println!(
-                "round {round}: {ms:5.1} ms; peak {:.2}× the answer; after: {:.2}× (what is kept); {sent} bytes sent, {} items left out",
-                times(peak),
-                times(after),
-                truncated["omitted"]["items"],
-            );
-            if round == 0 {
-                // The kept answer, read back to its end, is the upstream's.
-                let mut read = String::new();
-                let mut offset = Some(0);
-                while let Some(at) = offset {
-                    let (page, _) = mcp_call(
-                        &router,
-                        "read_result",
-                        json!({"handle": handle, "offset": at}),
-                    )
-                    .await;
-                    read.push_str(page["content"][0]["text"].as_str().unwrap());
-                    offset = page["structuredContent"]["next_offset"].as_u64();
-                }
-                assert_eq!(read, answer, "read_result reads the upstream's answer");
-            }
-        }
+        openapi(&document, url, answer).await;
+        mcp().await;
     });
     let _ = std::fs::remove_file(document);
+}
+
+/// The router over `adapter`'s tools with the budget, and the first tool's id.
+async fn router(name: &str, adapter: Arc<dyn otc_adapters::Adapter>) -> (axum::Router, String) {
+    let mapped = adapter.list_tools().await.unwrap();
+    let tool = mapped
+        .tools
+        .iter()
+        .find(|t| t.definition.id.tool == "Huge" || mapped.tools.len() == 1)
+        .unwrap();
+    let path = tool.definition.id.to_string();
+    let options: SourceOptions = serde_yaml::from_str("{}").unwrap();
+    let policy = Arc::new(options.compile(name).unwrap());
+    let source = SourceTools::compile(adapter, policy, mapped.tools, &mut Vec::new());
+    let settings = ServerSettings {
+        mcp_max_result_bytes: Some(BUDGET),
+        ..ServerSettings::default()
+    };
+    let router = app(AppState::new(
+        SharedCatalog::new(Catalog::new(vec![source])),
+        settings,
+        None,
+    ));
+    (router, path)
+}
+
+/// Five rounds of `call_tool` of `path` with `arguments`, whose whole answer is `answer` (read
+/// back through `read_result` in the first round and compared).
+async fn rounds(router: &axum::Router, path: &str, arguments: Value, answer: &str) {
+    let size = answer.len();
+    let times = |bytes: usize| bytes as f64 / size as f64;
+    println!(
+        "A {:.2} MB answer to {path}, called through POST /mcp with a {BUDGET}-byte budget:",
+        size as f64 / 1e6
+    );
+    for round in 0..5 {
+        let base = ALLOCATOR.current_usage();
+        ALLOCATOR.reset_peak_usage();
+        let started = Instant::now();
+        let (result, sent) = mcp_call(
+            router,
+            "call_tool",
+            json!({"path": path, "arguments": arguments}),
+        )
+        .await;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let peak = ALLOCATOR.peak_usage().saturating_sub(base);
+        let after = ALLOCATOR.current_usage().saturating_sub(base);
+        let truncated = &result["structuredContent"]["truncated"];
+        let handle = truncated["handle"].as_str().unwrap().to_owned();
+        println!(
+            "round {round}: {ms:5.1} ms; peak {:.2}× the answer; after: {:.2}× (what is kept); {sent} bytes sent, {} items left out",
+            times(peak),
+            times(after),
+            truncated["omitted"]["items"],
+        );
+        if round == 0 {
+            // The kept answer, read back to its end, is the upstream's.
+            let mut read = String::new();
+            let mut offset = Some(0);
+            while let Some(at) = offset {
+                let (page, _) = mcp_call(
+                    router,
+                    "read_result",
+                    json!({"handle": handle, "offset": at}),
+                )
+                .await;
+                read.push_str(page["content"][0]["text"].as_str().unwrap());
+                offset = page["structuredContent"]["next_offset"].as_u64();
+            }
+            assert_eq!(read, answer, "read_result reads the upstream's answer");
+        }
+    }
+}
+
+/// An OpenAPI source whose upstream on loopback answers `answer`.
+async fn openapi(document: &std::path::Path, url: String, answer: &str) {
+    let mut config = OpenApiConfig::new(document.display().to_string());
+    config.base_url = Some(url);
+    let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(
+        OpenApiAdapter::build("widgets", &config, &BuildContext::default())
+            .await
+            .unwrap(),
+    );
+    let (router, path) = router("widgets", adapter).await;
+    rounds(&router, &path, json!({}), answer).await;
+}
+
+/// The example MCP server over stdio, answering 5 MB of `structuredContent`.
+async fn mcp() {
+    let server = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .and_then(std::path::Path::parent)
+        .unwrap()
+        .join("example-mcp-server");
+    assert!(
+        server.is_file(),
+        "{} is missing: cargo build --release -p example-mcp-server",
+        server.display()
+    );
+    let config: McpConfig = serde_yaml::from_str(&format!(
+        "{{transport: {{type: stdio, command: \"{}\", args: [--fault-tools]}}, toolkit: Example}}",
+        server.display()
+    ))
+    .unwrap();
+    let adapter: Arc<dyn otc_adapters::Adapter> =
+        McpAdapter::build("example", &config, &BuildContext::default())
+            .await
+            .unwrap();
+    let arguments = json!({"bytes": 5_000_000, "structured": true});
+    let (router, path) = router("example", adapter).await;
+    // The whole answer, as OTC serves it (no budget there): what read_result must read back.
+    let body = json!({"tool_id": path, "input": arguments});
+    let request = Request::post("/tools/call")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let whole = serde_json::from_slice::<Value>(&bytes).unwrap()["value"].to_string();
+    drop(bytes);
+    rounds(&router, &path, arguments, &whole).await;
 }

@@ -14,7 +14,7 @@ use rmcp::ServiceError;
 use rmcp::model as mcp;
 use serde_json::Value;
 
-use crate::AdapterError;
+use crate::{AdapterError, ToolValue};
 
 /// The tool's value, or its reported failure.
 /// A `tools/call` answer of either era. A 2026-07-28 server may answer `resultType:
@@ -22,9 +22,9 @@ use crate::AdapterError;
 /// then call again) or `"task"`. An OTC call has no user or model to ask and no task to poll, so
 /// both are the tool's error, naming what the server wanted; its elicitation message and URL are
 /// passed on unchanged, its opaque request state is not.
-pub(crate) fn call_response(response: mcp::CallToolResponse) -> Result<Value, AdapterError> {
+pub(crate) fn call_response(response: mcp::CallToolResponse) -> Result<ToolValue, AdapterError> {
     match response {
-        mcp::CallToolResponse::Complete(result) => call_result(result),
+        mcp::CallToolResponse::Complete(result) => call_value(result),
         mcp::CallToolResponse::InputRequired(asked) => Err(input_required(&asked)),
         mcp::CallToolResponse::Task(_) => Err(AdapterError::ToolFailed {
             message: "the MCP server answered with a task to poll (resultType \"task\"), \
@@ -79,7 +79,24 @@ fn describe_input_request(request: &mcp::InputRequest) -> String {
     }
 }
 
+/// The tool's value, parsed: [`call_value`] with a text set aside parsed back.
+#[cfg(test)]
 pub(crate) fn call_result(result: mcp::CallToolResult) -> Result<Value, AdapterError> {
+    call_value(result).and_then(parsed)
+}
+
+/// `value` parsed, when it is still its JSON text.
+pub(crate) fn parsed(value: ToolValue) -> Result<Value, AdapterError> {
+    match value {
+        ToolValue::Parsed(value) => Ok(value),
+        ToolValue::Json(text) => serde_json::from_str(text.get())
+            .map_err(|e| AdapterError::protocol("the tool's structured content cannot be read", e)),
+    }
+}
+
+/// The tool's value, or its reported failure. A `structuredContent` the transport set aside
+/// ([`super::set_aside`]) is its JSON text; a single text block is moved, not copied.
+pub(crate) fn call_value(result: mcp::CallToolResult) -> Result<ToolValue, AdapterError> {
     if result.is_error == Some(true) {
         let text = texts(&result.content);
         let message = if text.trim().is_empty() {
@@ -91,12 +108,19 @@ pub(crate) fn call_result(result: mcp::CallToolResult) -> Result<Value, AdapterE
         return Err(AdapterError::ToolFailed { message, details });
     }
     if let Some(structured) = result.structured_content {
-        return Ok(structured);
+        return Ok(match super::set_aside::take(&structured) {
+            Some(text) => ToolValue::Json(text),
+            None => ToolValue::Parsed(structured),
+        });
     }
-    if let [mcp::ContentBlock::Text(text)] = result.content.as_slice() {
-        return Ok(Value::String(text.text.clone()));
+    let mut content = result.content;
+    if let [mcp::ContentBlock::Text(_)] = content.as_slice()
+        && let Some(mcp::ContentBlock::Text(text)) = content.pop()
+    {
+        return Ok(ToolValue::Parsed(Value::String(text.text)));
     }
-    serde_json::to_value(&result.content)
+    serde_json::to_value(&content)
+        .map(ToolValue::Parsed)
         .map_err(|e| AdapterError::protocol("the tool's content cannot be written as JSON", e))
 }
 

@@ -27,6 +27,7 @@ use serde_json::Value;
 use sse_stream::Sse;
 
 use super::limits::{Refusal, refused, response_id};
+use super::set_aside;
 use crate::AdapterError;
 
 /// reqwest, answering refused answers with refusals.
@@ -101,7 +102,17 @@ fn refuse_events(
                     .and_then(|message| event(&message))
                     .ok_or(error)
             }
-            Ok(sse) => {
+            Ok(mut sse) => {
+                // A large structured result is set aside as its text before rmcp parses the
+                // event (`set_aside`).
+                if let Some(rewritten) = sse
+                    .data
+                    .as_deref()
+                    .and_then(|data| set_aside::rewrite(data.as_bytes()))
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                {
+                    sse.data = Some(rewritten);
+                }
                 let Some(data) = sse.data.as_deref() else {
                     return Ok(sse);
                 };

@@ -35,7 +35,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall};
+use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall, ToolValue};
 
 mod callers;
 mod child;
@@ -48,6 +48,7 @@ mod limits;
 mod lines;
 mod login;
 mod oauth;
+mod set_aside;
 mod sse;
 mod stdio;
 mod supervisor;
@@ -287,7 +288,7 @@ impl Live {
 
 impl McpAdapter {
     /// `tools/call` of the server's tool `name`.
-    async fn call_tool(&self, name: &str, call: ToolCall) -> Result<Value, AdapterError> {
+    async fn call_tool(&self, name: &str, call: ToolCall) -> Result<ToolValue, AdapterError> {
         let live = self.shared.live()?;
         let mut params =
             mcp::CallToolRequestParams::new(name.to_owned()).with_arguments(call.input);
@@ -370,12 +371,20 @@ impl Adapter for McpAdapter {
     }
 
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
+        self.call_unparsed(call).await.and_then(convert::parsed)
+    }
+
+    /// A large structured result stays the JSON text it came as, when its transport set it
+    /// aside (`set_aside.rs`).
+    async fn call_unparsed(&self, call: ToolCall) -> Result<ToolValue, AdapterError> {
         let tool = call.tool.clone();
         let (upstream, answered) = match &tool.target {
             Target::Named { name } => (name.clone(), self.call_tool(name, call).await),
             Target::Mcp { request } => (
                 request.handle(),
-                features::call(&self.shared, request, call).await,
+                features::call(&self.shared, request, call)
+                    .await
+                    .map(ToolValue::Parsed),
             ),
             Target::Http(_) => {
                 return Err(AdapterError::setup(format!(

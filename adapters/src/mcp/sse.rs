@@ -309,6 +309,14 @@ fn deliverable(item: SseItem) -> Option<ServerJsonRpcMessage> {
             if !matches!(name.as_deref(), None | Some("message")) {
                 return None;
             }
+            // A large structured result is set aside as its text first (`set_aside`).
+            let data = match super::set_aside::rewrite(data.as_bytes()) {
+                Some(rewritten) => {
+                    drop(data);
+                    String::from_utf8(rewritten).ok()?
+                }
+                None => data,
+            };
             match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
                 Ok(message) => Some(message),
                 Err(error) => match response_id(data.as_bytes()) {

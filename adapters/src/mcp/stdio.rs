@@ -18,6 +18,7 @@ use tokio::sync::Mutex;
 
 use super::limits::{MAX_MESSAGE_BYTES, Refusal, refused, response_id};
 use super::lines::{Frame, LineReader};
+use super::set_aside;
 
 /// Bytes read from the child at a time.
 const READ_BUFFER: usize = 64 * 1024;
@@ -37,11 +38,20 @@ impl StdioTransport {
         }
     }
 
-    /// The message in a complete line, or the refusal standing for it.
-    fn parse_line(text: &[u8]) -> Option<ServerJsonRpcMessage> {
-        match serde_json::from_slice::<ServerJsonRpcMessage>(text) {
+    /// The message in a complete line, or the refusal standing for it. A large structured
+    /// result is set aside as its text first ([`set_aside`]), and the line is dropped before
+    /// rmcp parses what is left.
+    fn parse_line(line: Vec<u8>) -> Option<ServerJsonRpcMessage> {
+        let text = match set_aside::rewrite(&line) {
+            Some(rewritten) => {
+                drop(line);
+                rewritten
+            }
+            None => line,
+        };
+        match serde_json::from_slice::<ServerJsonRpcMessage>(&text) {
             Ok(message) => Some(message),
-            Err(error) => match response_id(text) {
+            Err(error) => match response_id(&text) {
                 Some(id) => refused(&id, Refusal::Malformed),
                 None => {
                     // Nobody waits for it (a notification, garbage): rmcp drops these too.
@@ -83,7 +93,7 @@ impl Transport<RoleClient> for StdioTransport {
                     return None;
                 }
                 Ok(Frame::Line(text)) => {
-                    if let Some(message) = Self::parse_line(&text) {
+                    if let Some(message) = Self::parse_line(text) {
                         return Some(message);
                     }
                 }

@@ -384,3 +384,80 @@ async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_ca
     );
     bridge.interrupt().await;
 }
+
+/// Issue 27: an MCP source's large structured answer (1 MB here, over the 256 KiB from which a
+/// transport sets one aside; bridge/examples/mcp_cut_peak.rs measures 5 MB) reaches an MCP host cut to its budget
+/// without the bridge parsing it (the transport sets its text aside), over stdio, legacy SSE and
+/// streamable HTTP's event streams; `read_result` reads back exactly the text the server sent,
+/// and OTC, which has no budget, still gets the whole value.
+#[tokio::test]
+async fn an_mcp_sources_large_structured_answer_is_cut_and_read_back_over_each_transport() {
+    use otc_tests::upstream_mcp::{example_server_bin, spawn_example_http_with};
+    let budget = 65_536;
+    let http = spawn_example_http_with("--http", &["--fault-tools"]).await;
+    let sse = spawn_example_http_with("--sse", &["--fault-tools"]).await;
+    let server = example_server_bin();
+    let transports = [
+        (
+            "stdio",
+            format!(
+                "{{type: stdio, command: \"{}\", args: [--fault-tools]}}",
+                server.display()
+            ),
+        ),
+        (
+            "http",
+            format!("{{type: streamable_http, url: \"{}\"}}", http.url),
+        ),
+        ("sse", format!("{{type: sse, url: \"{}\"}}", sse.url)),
+    ];
+    for (name, transport) in transports {
+        let text = format!(
+            "sources:\n  - {{type: mcp, name: example, toolkit: Example, transport: {transport}}}\nmcp: {{max_result_bytes: {budget}}}\nauth:\n  api_keys:\n    - {{name: ci-bot, key: {{env: SHAPING_KEY}}}}\n"
+        );
+        let path = super::write_config("shaping", &format!("mcp-{name}"), &text);
+        let mut bridge = Running::serving(&path, &[("SHAPING_KEY", KEY)]);
+        let url = bridge.url().await;
+        let arguments = json!({"bytes": 1_000_000, "structured": true});
+
+        let (status, body) = call(&url, "Example.Huge", arguments.clone()).await;
+        assert_eq!(status, 200, "{name}: {body}");
+        let whole = body["value"].to_string();
+        assert!(whole.len() > 1_000_000, "{name}: {} bytes", whole.len());
+
+        let result = super::mcp_call(
+            &url,
+            KEY,
+            "call_tool",
+            json!({"path": "Example.Huge", "arguments": arguments}),
+            &[],
+        )
+        .await;
+        assert_eq!(result["isError"], false, "{name}: {result}");
+        let cut = result["content"][0]["text"].as_str().unwrap();
+        assert!(cut.len() <= budget, "{name}: {} bytes", cut.len());
+        let cut: Value = serde_json::from_str(cut).expect("the cut result is JSON");
+        assert_eq!(cut["items"][0]["id"], 0, "{name}");
+        let truncated = &result["structuredContent"]["truncated"];
+        assert_eq!(truncated["total_bytes"], whole.len(), "{name}: {truncated}");
+        let handle = truncated["handle"].as_str().unwrap().to_owned();
+
+        let mut read = String::new();
+        let mut offset = Some(0_u64);
+        while let Some(at) = offset {
+            let page = super::mcp_call(
+                &url,
+                KEY,
+                "read_result",
+                json!({"handle": handle, "offset": at}),
+                &[],
+            )
+            .await;
+            assert_eq!(page["isError"], false, "{name}: {page}");
+            read.push_str(page["content"][0]["text"].as_str().unwrap());
+            offset = page["structuredContent"]["next_offset"].as_u64();
+        }
+        assert_eq!(read, whole, "{name}");
+        bridge.interrupt().await;
+    }
+}
