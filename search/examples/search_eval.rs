@@ -163,19 +163,6 @@ fn index_of(tools: &[MappedTool]) -> SearchIndex {
     SearchIndex::build(tools).with_rules(RULES.get().copied().unwrap_or_default())
 }
 
-/// Counts what is written (the `GET /tools` body's size without holding it).
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn main() -> anyhow::Result<()> {
     // As the bridge's `main` does (otc_search::threads_setting), so latency is measured alike.
     #[allow(unsafe_code, clippy::disallowed_methods)] // Sound here: see the SAFETY note.
@@ -216,7 +203,8 @@ fn main() -> anyhow::Result<()> {
     for report in reports.iter().filter(|r| r.error.is_some()) {
         println!("source {} failed: {:?}", report.name, report.error);
     }
-    let mut list = Counter(0);
+    // The `GET /tools` body's size, without holding it.
+    let mut list = otc_mappings::text::ByteCount::default();
     catalog.write_list(Dialect::Otc, &mut list)?;
     println!(
         "catalog: {} documents, {} tools served (and {} from MCP snapshots), GET /tools {} bytes, loaded in {:.1} s",

@@ -33,6 +33,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use otc_adapters::{AdapterError, TraceContext};
+// Byte counts of inputs and answers, counted as written: no copy of a 5 MB answer.
+use otc_mappings::text::json_len;
 
 use super::Telemetry;
 use super::audit::{AuditTrail, Limited, Record};
@@ -508,24 +510,6 @@ impl ToolsSearched {
     }
 }
 
-/// The length of `value`'s compact JSON, counted as it is written, not written into a buffer:
-/// the audit trail's byte counts would otherwise copy every input and answer once more (a 5 MB
-/// answer, 5 MB).
-fn json_len(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -545,19 +529,5 @@ mod tests {
             elapsed: Duration::from_secs(1),
         };
         assert_eq!(answered(Some(&timeout)), ("timeout", None));
-    }
-
-    #[test]
-    fn json_len_is_the_length_of_the_compact_json() {
-        for value in [
-            serde_json::json!({"a": [1, 2.5, null], "b": "é \"quoted\" \n", "": {}}),
-            serde_json::json!("🦀"),
-            serde_json::json!([]),
-        ] {
-            assert_eq!(
-                super::json_len(&value),
-                serde_json::to_vec(&value).unwrap().len()
-            );
-        }
     }
 }

@@ -118,6 +118,29 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TextE
     })
 }
 
+/// An `io::Write` that only counts what is written to it: a text's size without holding it
+/// (the audit trail's byte counts, the evaluation's `GET /tools` size).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ByteCount(pub usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The length of `value`'s compact JSON, counted as it is written, never held (0 when it cannot
+/// be written). A 5 MB answer counted this way costs no copy of it.
+pub fn json_len(value: &impl serde::Serialize) -> usize {
+    let mut count = ByteCount::default();
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
+}
+
 /// [`parse_value`], for the mapper: a text that cannot be read is an unusable document.
 pub(crate) fn parse_text(text: &str) -> Result<Value, MappingError> {
     parse_value(text).map_err(|e| match e {
@@ -128,6 +151,20 @@ pub(crate) fn parse_text(text: &str) -> Result<Value, MappingError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_len_is_the_length_of_the_compact_json() {
+        for value in [
+            serde_json::json!({"a": [1, 2.5, null], "b": "é \"quoted\" \n", "": {}}),
+            serde_json::json!("🦀"),
+            serde_json::json!([]),
+        ] {
+            assert_eq!(
+                super::json_len(&value),
+                serde_json::to_vec(&value).unwrap().len()
+            );
+        }
+    }
+
     use super::*;
 
     #[test]
