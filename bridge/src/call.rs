@@ -78,6 +78,8 @@ pub(crate) struct Stores<'a> {
     /// The caller's scope ([`crate::access::Caller::scope`]; empty when anonymous): repeats and
     /// private cache entries are the caller's own.
     pub caller: &'a str,
+    /// The per-caller sign-ins made through this bridge ([`crate::access::Caller::signed_in`]).
+    pub sign_ins: Option<&'a otc_adapters::mcp::Challenges>,
 }
 
 /// Runs one call against `catalog`. `Err` is a refusal before anything was sent upstream,
@@ -98,6 +100,21 @@ pub(crate) async fn call(
     stores: Stores<'_>,
     mut call: Call,
 ) -> Result<Answer, Refusal> {
+    // An anonymous call made with a token a sign-in through this bridge handed out is made by
+    // the user who signed in: policies, limits, repeats and the audit trail see their name.
+    let signed_in = view
+        .caller
+        .signed_in(stores.sign_ins, call.request.context.as_ref());
+    let (view, stores) = match &signed_in {
+        Some(caller) => (
+            View { caller, ..view },
+            Stores {
+                caller: &caller.scope,
+                ..stores
+            },
+        ),
+        None => (view, stores),
+    };
     let mut events = CallStarted {
         edge: call.edge,
         caller: &view.caller.name,

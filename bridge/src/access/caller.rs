@@ -96,6 +96,32 @@ impl Caller {
         }
     }
 
+    /// The user a per-caller sign-in through this bridge names, when this caller is anonymous
+    /// (authentication is off) and `context` carries a token that sign-in handed out: named by
+    /// the subject, with the issuer and subject as claims, its repeats scoped to the token.
+    /// Otherwise `None`: this caller stays who it is.
+    pub(crate) fn signed_in(
+        &self,
+        sign_ins: Option<&otc_adapters::mcp::Challenges>,
+        context: Option<&otc_mappings::otc::CallContext>,
+    ) -> Option<Caller> {
+        if self.name != ANONYMOUS || !self.scope.is_empty() {
+            return None;
+        }
+        let (sign_ins, context) = (sign_ins?, context?);
+        context.authorization.iter().find_map(|given| {
+            let subject = sign_ins.subject(&given.id, &given.token)?;
+            let mut claims = Map::new();
+            claims.insert("iss".to_owned(), Value::String(given.id.clone()));
+            claims.insert("sub".to_owned(), Value::String(subject.clone()));
+            Some(
+                Caller::named(subject)
+                    .with_claims(claims)
+                    .scoped("oauth", given.token.as_bytes()),
+            )
+        })
+    }
+
     /// Whether the caller is in `group`.
     pub(crate) fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)

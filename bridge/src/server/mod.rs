@@ -261,6 +261,7 @@ impl From<&ServerSettings> for mcp::McpSettings {
             caller: crate::access::Caller::anonymous(),
             max_result_bytes: settings.mcp_max_result_bytes,
             cache: settings.cache.clone(),
+            sign_ins: settings.challenges.clone(),
         }
     }
 }

@@ -258,6 +258,7 @@ pub(super) async fn call_tool(
         repeats: settings.idempotency.as_deref(),
         cache: settings.cache.as_deref(),
         caller: &caller.scope,
+        sign_ins: settings.challenges.as_deref(),
     };
     let answer = crate::call::call(
         &catalog,

@@ -8,6 +8,14 @@
 //! token, once. rmcp builds the request and exchanges the code; what is ours is the registry of
 //! challenges in flight ([`Challenges`], one per bridge) and each source's client ([`CallerGate`]).
 //!
+//! Who signed in (issue 26): the token response of a completed sign-in names its user, in an
+//! OpenID Connect `id_token` (a sign-in that asked for `openid`) or an access token that is a
+//! JWT. Either came straight from the authorization server's token endpoint, so its claims are
+//! taken as the server's word without checking a signature (OpenID Connect Core §3.1.3.7), once
+//! its `iss` is that server. The bridge keeps the token's SHA-256 and the subject, never the
+//! token, until the token expires (at most [`MAX_SIGNED_IN`], oldest first out), so a call that
+//! carries the token is made by a caller named after its subject ([`Challenges::subject`]).
+//!
 //! Bounds: at most [`MAX_PENDING`] challenges are in flight, each for [`CHALLENGE_TTL`]; the
 //! oldest is forgotten first. A check id is 244 random bits and is the only way to the token;
 //! the `state` in the authorization URL is another random value, so whoever sees the URL (the
@@ -34,6 +42,13 @@ pub(crate) const MAX_PENDING: usize = 1024;
 /// How long a challenge waits for its user, and a completed one for its caller.
 pub(crate) const CHALLENGE_TTL: Duration = Duration::from_secs(600);
 
+/// Sign-ins whose subject is remembered at once; beyond it the oldest is forgotten.
+pub(crate) const MAX_SIGNED_IN: usize = 4096;
+
+/// How long a subject is remembered when the token response says nothing of expiry, and at most.
+const SIGNED_IN_DEFAULT: Duration = Duration::from_secs(3600);
+const SIGNED_IN_MAX: Duration = Duration::from_secs(24 * 3600);
+
 /// The challenges of one bridge, and the URLs they come back to.
 pub struct Challenges {
     /// `{public}/oauth/callback`: the redirect URI of every per-caller sign-in.
@@ -41,6 +56,52 @@ pub struct Challenges {
     /// `{public}/oauth/check/`: each check URL is this plus the check id.
     check: String,
     pending: Mutex<HashMap<String, Pending>>,
+    /// Completed sign-ins' subjects, by the SHA-256 of the token handed out.
+    signed_in: Mutex<lru::LruCache<[u8; 32], SignedIn>>,
+}
+
+/// Who a token handed out by a sign-in belongs to.
+#[derive(Debug, Clone)]
+struct SignedIn {
+    issuer: String,
+    subject: String,
+    until: Instant,
+}
+
+/// The SHA-256 of a token: what the bridge keeps of it.
+fn digest(token: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
+
+/// The `sub` of `jwt` when its `iss` is `issuer` (its signature unchecked: see the module docs).
+fn jwt_subject(jwt: &str, issuer: &str) -> Option<String> {
+    use base64::Engine as _;
+    let payload = jwt.split('.').nth(1)?;
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload.trim_end_matches('='))
+            .ok()?,
+    )
+    .ok()?;
+    let same = |a: &str| a.trim_end_matches('/') == issuer.trim_end_matches('/');
+    let subject = claims.get("sub")?.as_str()?;
+    (same(claims.get("iss")?.as_str()?) && !subject.is_empty()).then(|| subject.to_owned())
+}
+
+/// The subject a token response names: its `id_token`'s, else its access token's when that is
+/// a JWT of `issuer`.
+fn subject_of(token: &rmcp::transport::auth::OAuthTokenResponse, issuer: &str) -> Option<String> {
+    use oauth2::TokenResponse as _;
+    let id_token = token
+        .extra_fields()
+        .0
+        .get("id_token")
+        .and_then(serde_json::Value::as_str);
+    id_token
+        .into_iter()
+        .chain([token.access_token().secret().as_str()])
+        .find_map(|jwt| jwt_subject(jwt, issuer))
 }
 
 impl std::fmt::Debug for Challenges {
@@ -110,7 +171,49 @@ impl Challenges {
             callback: format!("{base}/oauth/callback"),
             check: format!("{base}/oauth/check/"),
             pending: Mutex::new(HashMap::new()),
+            signed_in: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(MAX_SIGNED_IN).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
         })
+    }
+
+    /// The subject of the user who signed in through this bridge and was handed `token` for
+    /// `issuer`'s tools, while the token lasts; `None` for any other token.
+    pub fn subject(&self, issuer: &str, token: &str) -> Option<String> {
+        let mut signed_in = self
+            .signed_in
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = digest(token);
+        let known = signed_in.get(&key)?;
+        if known.until <= Instant::now() {
+            signed_in.pop(&key);
+            return None;
+        }
+        (known.issuer == issuer).then(|| known.subject.clone())
+    }
+
+    /// Remembers who `token` belongs to (see the module docs).
+    fn remember(&self, issuer: &str, token: &rmcp::transport::auth::OAuthTokenResponse) {
+        use oauth2::TokenResponse as _;
+        let Some(subject) = subject_of(token, issuer) else {
+            return;
+        };
+        let lasts = token
+            .expires_in()
+            .unwrap_or(SIGNED_IN_DEFAULT)
+            .min(SIGNED_IN_MAX);
+        self.signed_in
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .put(
+                digest(token.access_token().secret()),
+                SignedIn {
+                    issuer: issuer.to_owned(),
+                    subject,
+                    until: Instant::now() + lasts,
+                },
+            );
     }
 
     /// The redirect URI every per-caller client registers.
@@ -207,6 +310,7 @@ impl Challenges {
         match exchanged {
             Ok(token) => {
                 use oauth2::TokenResponse as _;
+                self.remember(&gate.issuer, &token);
                 let token = token.access_token().secret().clone();
                 self.finish(state, Status::Completed(Some(token)));
                 Ok(())
@@ -467,6 +571,72 @@ fn is_loopback(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn jwt(claims: &serde_json::Value) -> String {
+        use base64::Engine as _;
+        let part = |v: &serde_json::Value| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+        };
+        format!(
+            "{}.{}.signature",
+            part(&serde_json::json!({"alg": "RS256"})),
+            part(claims)
+        )
+    }
+
+    #[test]
+    fn a_subject_is_read_only_from_a_jwt_of_the_sign_ins_issuer() {
+        let issuer = "https://auth.example.com";
+        let of = |claims| jwt_subject(&jwt(&claims), issuer);
+        assert_eq!(
+            of(serde_json::json!({"iss": issuer, "sub": "alice"})).as_deref(),
+            Some("alice")
+        );
+        assert_eq!(
+            of(serde_json::json!({"iss": "https://auth.example.com/", "sub": "bob"})).as_deref(),
+            Some("bob")
+        );
+        assert_eq!(
+            of(serde_json::json!({"iss": "https://evil.example", "sub": "alice"})),
+            None
+        );
+        assert_eq!(of(serde_json::json!({"sub": "alice"})), None);
+        assert_eq!(of(serde_json::json!({"iss": issuer, "sub": ""})), None);
+        assert_eq!(jwt_subject("opaque-token", issuer), None);
+        assert_eq!(jwt_subject("a.%%%.c", issuer), None);
+    }
+
+    #[test]
+    fn a_remembered_subject_is_found_by_its_token_and_issuer_only_while_it_lasts() {
+        let challenges = Challenges::new("http://127.0.0.1:1");
+        let remember = |token: &str, until: Instant| {
+            challenges.signed_in.lock().unwrap().put(
+                digest(token),
+                SignedIn {
+                    issuer: "https://auth.example.com".to_owned(),
+                    subject: "alice".to_owned(),
+                    until,
+                },
+            );
+        };
+        remember("token-1", Instant::now() + Duration::from_secs(60));
+        remember("token-2", Instant::now());
+        assert_eq!(
+            challenges
+                .subject("https://auth.example.com", "token-1")
+                .as_deref(),
+            Some("alice")
+        );
+        assert_eq!(challenges.subject("https://other.example", "token-1"), None);
+        assert_eq!(
+            challenges.subject("https://auth.example.com", "token-2"),
+            None
+        );
+        assert_eq!(
+            challenges.subject("https://auth.example.com", "token-3"),
+            None
+        );
+    }
 
     fn verifier(n: usize) -> StoredAuthorizationState {
         StoredAuthorizationState::new(

@@ -419,6 +419,7 @@ pub(crate) async fn call_path(
             repeats: None,
             cache: settings.cache.as_deref(),
             caller: &view.caller.scope,
+            sign_ins: settings.sign_ins.as_deref(),
         },
         Call {
             request,

@@ -79,6 +79,9 @@ pub struct McpSettings {
     pub max_result_bytes: Option<usize>,
     /// Where the answers of tools whose source keeps them are kept; `None`: nothing is.
     pub cache: Option<Arc<crate::result_cache::ResultCache>>,
+    /// The per-caller sign-ins made through this bridge: an anonymous call that carries a
+    /// token one of them handed out is made by its subject.
+    pub sign_ins: Option<Arc<otc_adapters::mcp::Challenges>>,
 }
 
 /// Catalog tools listed per `tools/list` page in [`Expose::All`] mode: a page's schemas are

@@ -472,3 +472,81 @@ async fn a_caller_short_of_a_scope_is_challenged_for_more() {
     );
     bed.stop(&[&narrow, &narrow_code, &wide, &wide_code]).await;
 }
+
+/// Issue 26: a per-caller sign-in names its caller. With authentication off, a call that carries
+/// a token a sign-in through this bridge handed out is made by the user who signed in (the
+/// subject of the `id_token` the sign-in got with `openid`): a policy on that name applies, and
+/// the audit trail names them; a call without such a token stays anonymous.
+#[tokio::test]
+async fn a_signed_in_caller_is_named_by_their_subject_for_policies_and_the_audit_trail() {
+    let trail = otc_tests::scratch::file("per-caller-audit", "audit.jsonl");
+    let extra = format!(
+        "      caller_scopes: [openid, tools]\npolicies:\n  - {{effect: deny, callers: [mallory]}}\n  - {{effect: allow}}\naudit: {{file: \"{}\"}}\n",
+        trail.display()
+    );
+    let Some(bed) = Bed::start("streamable_http", &extra).await else {
+        return;
+    };
+    let (otc, issuer, python) = (&bed.otc, bed.issuer.as_str(), bed.python.as_path());
+
+    // Alice signs in (anonymous callers see the tool, so they are challenged) and calls as alice.
+    let (status, body) = otc.call("OtcOauthE2e.Whoami", json!({}), None).await;
+    assert_eq!(status, 400, "{body}");
+    let (alice, alice_code) = otc
+        .complete(&body, python, issuer, "alice", "openid tools")
+        .await;
+    let (status, body) = otc
+        .call("OtcOauthE2e.Whoami", json!({}), Some((issuer, &alice)))
+        .await;
+    assert_eq!(
+        (status, &body["value"]["result"]),
+        (200, &json!("alice")),
+        "{body}"
+    );
+
+    // Mallory signs in too; the policy that names mallory hides the tool from that caller, as
+    // if it did not exist.
+    let (status, body) = otc.call("OtcOauthE2e.Whoami", json!({}), None).await;
+    assert_eq!(status, 400, "{body}");
+    let (mallory, mallory_code) = otc
+        .complete(&body, python, issuer, "mallory", "openid tools")
+        .await;
+    let (status, body) = otc
+        .call("OtcOauthE2e.Whoami", json!({}), Some((issuer, &mallory)))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("not found"),
+        "{body}"
+    );
+    // A token the bridge did not hand out names nobody: the caller stays anonymous, and the
+    // server refuses the token with a new challenge.
+    let (status, body) = otc
+        .call(
+            "OtcOauthE2e.Whoami",
+            json!({}),
+            Some((issuer, "forged-token")),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["missing_requirements"].is_object(), "{body}");
+
+    // Read once the bridge has stopped: the trail is written behind the calls.
+    bed.stop(&[&alice, &alice_code, &mallory, &mallory_code])
+        .await;
+    let text = std::fs::read_to_string(&trail).unwrap();
+    let callers: Vec<String> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter_map(|line| line["caller"].as_str().map(str::to_owned))
+        .collect();
+    for who in ["alice", "mallory", "anonymous"] {
+        assert!(callers.iter().any(|c| c == who), "{who}: {text}");
+    }
+    for secret in [&alice, &mallory] {
+        assert!(
+            !text.contains(secret.as_str()),
+            "a token reached the audit trail"
+        );
+    }
+}
