@@ -287,6 +287,39 @@ impl Live {
 }
 
 impl McpAdapter {
+    /// The tool's value for `call`, as [`Adapter::call_unparsed`] gives it. One inherent
+    /// function under both trait methods: `call` awaiting `call_unparsed` would box (and move)
+    /// the whole call's future twice, once per `async_trait` method, on every call.
+    async fn answer(&self, call: ToolCall) -> Result<ToolValue, AdapterError> {
+        let tool = call.tool.clone();
+        let (upstream, answered) = match &tool.target {
+            Target::Named { name } => (name.clone(), self.call_tool(name, call).await),
+            Target::Mcp { request } => (
+                request.handle(),
+                features::call(&self.shared, request, call)
+                    .await
+                    .map(ToolValue::Parsed),
+            ),
+            Target::Http(_) => {
+                return Err(AdapterError::setup(format!(
+                    "tool {} is not an MCP tool",
+                    tool.definition.id
+                )));
+            }
+        };
+        if let Err(AdapterError::ResponseTooLarge { limit_bytes }) = &answered {
+            // The caller is told; the operator should be too: a server that answers this much
+            // is misbehaving or misused.
+            tracing::warn!(
+                source = %self.shared.name,
+                tool = %upstream,
+                limit_bytes,
+                "An MCP answer larger than the limit was refused."
+            );
+        }
+        answered
+    }
+
     /// `tools/call` of the server's tool `name`.
     async fn call_tool(&self, name: &str, call: ToolCall) -> Result<ToolValue, AdapterError> {
         let live = self.shared.live()?;
@@ -371,39 +404,13 @@ impl Adapter for McpAdapter {
     }
 
     async fn call(&self, call: ToolCall) -> Result<Value, AdapterError> {
-        self.call_unparsed(call).await.and_then(convert::parsed)
+        self.answer(call).await.and_then(convert::parsed)
     }
 
     /// A large structured result stays the JSON text it came as, when its transport set it
     /// aside (`set_aside.rs`).
     async fn call_unparsed(&self, call: ToolCall) -> Result<ToolValue, AdapterError> {
-        let tool = call.tool.clone();
-        let (upstream, answered) = match &tool.target {
-            Target::Named { name } => (name.clone(), self.call_tool(name, call).await),
-            Target::Mcp { request } => (
-                request.handle(),
-                features::call(&self.shared, request, call)
-                    .await
-                    .map(ToolValue::Parsed),
-            ),
-            Target::Http(_) => {
-                return Err(AdapterError::setup(format!(
-                    "tool {} is not an MCP tool",
-                    tool.definition.id
-                )));
-            }
-        };
-        if let Err(AdapterError::ResponseTooLarge { limit_bytes }) = &answered {
-            // The caller is told; the operator should be too: a server that answers this much
-            // is misbehaving or misused.
-            tracing::warn!(
-                source = %self.shared.name,
-                tool = %upstream,
-                limit_bytes,
-                "An MCP answer larger than the limit was refused."
-            );
-        }
-        answered
+        self.answer(call).await
     }
 
     fn state(&self) -> SourceState {
