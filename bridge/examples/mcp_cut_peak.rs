@@ -93,20 +93,35 @@ fn upstream(answer: &'static [u8]) -> String {
     url
 }
 
+/// `POST path` of `body` (JSON) through `router` with `headers` besides, answered 200: the
+/// answer's body.
+async fn post(
+    router: &axum::Router,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> axum::body::Bytes {
+    let mut request = Request::post(path)
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(Body::from(body.to_string())).unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    to_bytes(response.into_body(), usize::MAX).await.unwrap()
+}
+
 /// One JSON-RPC `tools/call` on `POST /mcp`: its `result`, and the answer's size in bytes.
 async fn mcp_call(router: &axum::Router, tool: &str, arguments: Value) -> (Value, usize) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                       "params": {"name": tool, "arguments": arguments}});
-    let request = Request::post("/mcp")
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    assert_eq!(response.status(), 200);
-    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let headers = [
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let bytes = post(router, "/mcp", &headers, &body).await;
     let reply: Value = serde_json::from_slice(&bytes).unwrap();
     (reply["result"].clone(), bytes.len())
 }
@@ -251,14 +266,7 @@ async fn mcp() {
     let (router, path) = router("example", adapter).await;
     // The whole answer, as OTC serves it (no budget there): what read_result must read back.
     let body = json!({"tool_id": path, "input": arguments});
-    let request = Request::post("/tools/call")
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    assert_eq!(response.status(), 200);
-    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let bytes = post(&router, "/tools/call", &[], &body).await;
     let whole = serde_json::from_slice::<Value>(&bytes).unwrap()["value"].to_string();
     drop(bytes);
     rounds(&router, &path, arguments, &whole).await;

@@ -88,17 +88,19 @@ impl Otc {
         (response.status().as_u16(), response.text().await.unwrap())
     }
 
-    /// Calls without `token` and completes the challenge it gets, as `login`; returns the
-    /// token the bridge hands over at `check_url`, and the authorization code it exchanged.
+    /// Calls without `token` and completes the challenge it gets, as `login`, checking that it
+    /// asks for `scope`; returns the token the bridge hands over at `check_url`, and the
+    /// authorization code it exchanged.
     async fn authorize(
         &self,
         python: &std::path::Path,
         issuer: &str,
         login: &str,
+        scope: &str,
     ) -> (String, String) {
         let (status, body) = self.call("OtcOauthE2e.Whoami", json!({}), None).await;
         assert_eq!(status, 400, "{body}");
-        self.complete(&body, python, issuer, login, "tools").await
+        self.complete(&body, python, issuer, login, scope).await
     }
 
     /// Completes the challenge of the 400 `body` as `login`, checking that it asks for
@@ -319,8 +321,8 @@ async fn per_caller_flow(transport: &str) {
     );
 
     // Two people, each signed in once: each call runs as its own caller.
-    let (alice, alice_code) = otc.authorize(&python, &issuer, "alice").await;
-    let (bob, bob_code) = otc.authorize(&python, &issuer, "bob").await;
+    let (alice, alice_code) = otc.authorize(&python, &issuer, "alice", "tools").await;
+    let (bob, bob_code) = otc.authorize(&python, &issuer, "bob", "tools").await;
     for (token, who) in [(&alice, "alice"), (&bob, "bob"), (&alice, "alice")] {
         let (status, body) = otc
             .call("OtcOauthE2e.Whoami", json!({}), Some((&issuer, token)))
@@ -490,11 +492,7 @@ async fn a_signed_in_caller_is_named_by_their_subject_for_policies_and_the_audit
     let (otc, issuer, python) = (&bed.otc, bed.issuer.as_str(), bed.python.as_path());
 
     // Alice signs in (anonymous callers see the tool, so they are challenged) and calls as alice.
-    let (status, body) = otc.call("OtcOauthE2e.Whoami", json!({}), None).await;
-    assert_eq!(status, 400, "{body}");
-    let (alice, alice_code) = otc
-        .complete(&body, python, issuer, "alice", "openid tools")
-        .await;
+    let (alice, alice_code) = otc.authorize(python, issuer, "alice", "openid tools").await;
     let (status, body) = otc
         .call("OtcOauthE2e.Whoami", json!({}), Some((issuer, &alice)))
         .await;
@@ -506,10 +504,8 @@ async fn a_signed_in_caller_is_named_by_their_subject_for_policies_and_the_audit
 
     // Mallory signs in too; the policy that names mallory hides the tool from that caller, as
     // if it did not exist.
-    let (status, body) = otc.call("OtcOauthE2e.Whoami", json!({}), None).await;
-    assert_eq!(status, 400, "{body}");
     let (mallory, mallory_code) = otc
-        .complete(&body, python, issuer, "mallory", "openid tools")
+        .authorize(python, issuer, "mallory", "openid tools")
         .await;
     let (status, body) = otc
         .call("OtcOauthE2e.Whoami", json!({}), Some((issuer, &mallory)))

@@ -252,6 +252,32 @@ fn a_transform_is_a_change_of_the_tool_for_diff_and_the_lockfile() {
     );
 }
 
+/// The kept result `handle` read through `read_result` as [`KEY`]'s caller from offset 0 until
+/// `next_offset` is `null`, each page within `budget`.
+async fn read_to_end(url: &str, handle: &str, budget: usize) -> String {
+    let mut read = String::new();
+    let mut offset = Some(0_u64);
+    let mut pages = 0;
+    while let Some(at) = offset {
+        let page = super::mcp_call(
+            url,
+            KEY,
+            "read_result",
+            json!({"handle": handle, "offset": at}),
+            &[],
+        )
+        .await;
+        assert_eq!(page["isError"], false, "{page}");
+        let text = page["content"][0]["text"].as_str().unwrap();
+        assert!(text.len() <= budget);
+        read.push_str(text);
+        offset = page["structuredContent"]["next_offset"].as_u64();
+        pages += 1;
+        assert!(pages < 200, "no end");
+    }
+    read
+}
+
 #[tokio::test]
 async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_caller_only() {
     let upstream = Upstream::start().await;
@@ -317,27 +343,7 @@ async fn a_5_mb_answer_is_cut_to_the_budget_on_mcp_and_read_to_the_end_by_its_ca
         .await
         .unwrap();
     assert!(listed.contains("\"read_result\""), "{listed}");
-    let mut read = String::new();
-    let mut offset = Some(0_u64);
-    let mut pages = 0;
-    while let Some(at) = offset {
-        let page = super::mcp_call(
-            &url,
-            KEY,
-            "read_result",
-            json!({"handle": handle, "offset": at}),
-            &[],
-        )
-        .await;
-        assert_eq!(page["isError"], false, "{page}");
-        let text = page["content"][0]["text"].as_str().unwrap();
-        assert!(text.len() <= budget);
-        read.push_str(text);
-        offset = page["structuredContent"]["next_offset"].as_u64();
-        pages += 1;
-        assert!(pages < 200, "no end");
-    }
-    assert_eq!(read, whole);
+    assert_eq!(read_to_end(&url, &handle, budget).await, whole);
 
     // Another caller cannot read it; a wrong offset is a clear error.
     let theirs = super::mcp_call(
@@ -442,22 +448,7 @@ async fn an_mcp_sources_large_structured_answer_is_cut_and_read_back_over_each_t
         assert_eq!(truncated["total_bytes"], whole.len(), "{name}: {truncated}");
         let handle = truncated["handle"].as_str().unwrap().to_owned();
 
-        let mut read = String::new();
-        let mut offset = Some(0_u64);
-        while let Some(at) = offset {
-            let page = super::mcp_call(
-                &url,
-                KEY,
-                "read_result",
-                json!({"handle": handle, "offset": at}),
-                &[],
-            )
-            .await;
-            assert_eq!(page["isError"], false, "{name}: {page}");
-            read.push_str(page["content"][0]["text"].as_str().unwrap());
-            offset = page["structuredContent"]["next_offset"].as_u64();
-        }
-        assert_eq!(read, whole, "{name}");
+        assert_eq!(read_to_end(&url, &handle, budget).await, whole, "{name}");
         bridge.interrupt().await;
     }
 }
