@@ -73,6 +73,13 @@ const DROPPED: &[&str] = &[
     "$comment",
 ];
 
+/// How the bridge validates a call's input against a served schema: with formats as
+/// annotations (the drafts the standard names do not assert them). Translation asks the same
+/// validator which `pattern`s it accepts, so every schema it serves compiles.
+pub fn validator_options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options().should_validate_formats(false)
+}
+
 /// Inlines local `$ref`s (`#/…`) of schemas taken from one root document.
 #[derive(Debug)]
 pub struct Inliner<'a> {

@@ -22,11 +22,9 @@ const CACHE_SCHEMA_BYTES: u64 = 4 << 20;
 #[error("{0}")]
 pub struct InvalidSchema(Box<jsonschema::ValidationError<'static>>);
 
-/// Compiles an input schema (formats are not asserted: they are annotations in the drafts the
-/// standard names).
+/// Compiles an input schema with the options translation checked its patterns against.
 pub(crate) fn compile(schema: &Schema) -> Result<jsonschema::Validator, InvalidSchema> {
-    jsonschema::options()
-        .should_validate_formats(false)
+    otc_mappings::schema::validator_options()
         .build(&schema.to_value())
         .map_err(|err| InvalidSchema(Box::new(err)))
 }
