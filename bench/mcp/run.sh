@@ -11,7 +11,10 @@
 # virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
 # Both servers listen on loopback; the load generator (bench/loadgen) keeps one connection per
 # client. Prints one line per (server, concurrency): calls/s and p50/p90/p99 latency in µs, and
-# for otc-bridge (and the baseline) its own CPU time per call.
+# for otc-bridge (and the baseline) its own CPU time per call. Then, as `pipe`, the same server
+# alone, its `echo` called over its own stdio pipe with as many requests outstanding as there are
+# clients (otc-loadgen --mcp-stdio): the limit any bridge in front of it works against (issue 23:
+# the bridge at >= 75 % of it), with the bridge's share of it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -91,6 +94,10 @@ if [ -n "${AUDIT:-}" ]; then
     wait_ready "$AUDIT_URL" "$BRIDGE_BODY"
 fi
 
+# The calls/s of a load generator's result line.
+rps_of() { sed -n 's/.* rps=\([0-9]*\).*/\1/p' <<<"$1"; }
+declare -A rps
+
 # CPU seconds (user + system, in clock ticks) a process has used.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # One load run against a bridge, with the bridge's own CPU time per call (its MCP child not
@@ -102,6 +109,7 @@ measure_bridge() {
         --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION")
     after=$(cpu_ticks "$pid")
     calls=$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")
+    rps[$label]=$(rps_of "$line")
     echo "$line bridge_cpu_us_per_call=$(( (after - before) * 1000000 / $(getconf CLK_TCK) / (calls > 0 ? calls : 1) ))"
 }
 
@@ -116,4 +124,13 @@ for c in $LEVELS; do
     fi
     "$TARGET/otc-loadgen" --label mcpo --url "$MCPO_URL" --body "$MCPO_BODY" \
         --expect 'Echo: hi' --concurrency "$c" --duration-secs "$DURATION"
+    pipe=$("$TARGET/otc-loadgen" --label pipe --mcp-stdio "'$EVERYTHING' stdio" \
+        --body '{"name":"echo","arguments":{"message":"hi"}}' --expect 'Echo: hi' \
+        --concurrency "$c" --duration-secs "$DURATION")
+    limit=$(rps_of "$pipe")
+    shares=""
+    for label in "${!rps[@]}"; do
+        shares+=" ${label}_share=$(( ${rps[$label]} * 100 / (limit > 0 ? limit : 1) ))%"
+    done
+    echo "$pipe$shares"
 done

@@ -10,6 +10,12 @@
 //!     --concurrency 8 --duration-secs 5 --label bridge
 //! bridge c=8 calls=41230 rps=8246 p50_us=912 p90_us=1301 p99_us=2210 max_us=6012 errors=0
 //! ```
+//!
+//! With `--mcp-stdio CMD` instead of `--url`, the load goes to an MCP server over its own pipe,
+//! `--body` being the `params` of each `tools/call` ([`pipe`]): the limit a bridge in front of it
+//! is measured against.
+
+mod pipe;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -17,6 +23,7 @@ use std::time::{Duration, Instant};
 
 struct Args {
     url: String,
+    mcp_stdio: Option<String>,
     body: String,
     headers: Vec<(String, String)>,
     concurrency: usize,
@@ -30,6 +37,7 @@ struct Args {
 fn parse() -> Result<Args, String> {
     let mut args = Args {
         url: String::new(),
+        mcp_stdio: None,
         body: String::new(),
         headers: Vec::new(),
         concurrency: 1,
@@ -44,6 +52,7 @@ fn parse() -> Result<Args, String> {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--url" => args.url = value()?,
+            "--mcp-stdio" => args.mcp_stdio = Some(value()?),
             "--body" => args.body = value()?,
             "--header" => {
                 let v = value()?;
@@ -60,8 +69,8 @@ fn parse() -> Result<Args, String> {
             other => return Err(format!("unknown flag {other}")),
         }
     }
-    if args.url.is_empty() {
-        return Err("--url is required".to_owned());
+    if args.url.is_empty() == args.mcp_stdio.is_none() {
+        return Err("one of --url and --mcp-stdio is required".to_owned());
     }
     Ok(args)
 }
@@ -76,6 +85,23 @@ struct Tally {
     latencies_us: Vec<u32>,
     errors: u64,
     first_error: Option<String>,
+}
+
+impl Tally {
+    /// Records the outcome of a request sent at `sent` and answered now.
+    fn record(&mut self, sent: Instant, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                let us = sent.elapsed().as_micros();
+                self.latencies_us
+                    .push(u32::try_from(us).unwrap_or(u32::MAX));
+            }
+            Err(e) => {
+                self.errors += 1;
+                self.first_error.get_or_insert(e);
+            }
+        }
+    }
 }
 
 async fn client(
@@ -115,20 +141,8 @@ async fn client(
             }
             Err(e) => Err(e.to_string()),
         };
-        if sent < measure_from {
-            continue;
-        }
-        match outcome {
-            Ok(()) => {
-                let us = sent.elapsed().as_micros();
-                tally
-                    .latencies_us
-                    .push(u32::try_from(us).unwrap_or(u32::MAX));
-            }
-            Err(e) => {
-                tally.errors += 1;
-                tally.first_error.get_or_insert(e);
-            }
+        if sent >= measure_from {
+            tally.record(sent, outcome);
         }
     }
 }
@@ -158,32 +172,24 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let http = match reqwest::Client::builder()
-        .pool_max_idle_per_host(args.concurrency)
-        .tcp_nodelay(true)
-        .build()
-    {
-        Ok(http) => http,
+    let tallies = match &args.mcp_stdio {
+        Some(command) => pipe::run(command, &args).await.map(|tally| vec![tally]),
+        None => http(&args).await,
+    };
+    let tallies = match tallies {
+        Ok(tallies) => tallies,
         Err(e) => {
             eprintln!("otc-loadgen: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let start = Instant::now();
-    let measure_from = start + args.warmup;
-    let end = measure_from + args.duration;
-    let tasks: Vec<_> = (0..args.concurrency)
-        .map(|_| tokio::spawn(client(http.clone(), args.clone(), measure_from, end)))
-        .collect();
     let mut all = Vec::new();
     let mut errors = 0;
     let mut first_error = None;
-    for task in tasks {
-        if let Ok(tally) = task.await {
-            all.extend(tally.latencies_us);
-            errors += tally.errors;
-            first_error = first_error.or(tally.first_error);
-        }
+    for tally in tallies {
+        all.extend(tally.latencies_us);
+        errors += tally.errors;
+        first_error = first_error.or(tally.first_error);
     }
     all.sort_unstable();
     let rps = all.len() as f64 / args.duration.as_secs_f64();
@@ -207,6 +213,28 @@ async fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `--concurrency` keep-alive clients POSTing `--body` to `--url`; what each saw.
+async fn http(args: &Arc<Args>) -> Result<Vec<Tally>, String> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.concurrency)
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let measure_from = start + args.warmup;
+    let end = measure_from + args.duration;
+    let tasks: Vec<_> = (0..args.concurrency)
+        .map(|_| tokio::spawn(client(http.clone(), Arc::clone(args), measure_from, end)))
+        .collect();
+    let mut tallies = Vec::new();
+    for task in tasks {
+        if let Ok(tally) = task.await {
+            tallies.push(tally);
+        }
+    }
+    Ok(tallies)
 }
 
 /// The result line is the product: it goes to stdout.
