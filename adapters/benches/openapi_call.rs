@@ -45,7 +45,7 @@ fn param(name: &str, location: ParamLocation, style: ParamStyle) -> ParamPlan {
 fn tool() -> MappedTool {
     let version = ToolVersion::new(1, 0, 0);
     MappedTool {
-        definition: ToolDefinition {
+        definition: std::sync::Arc::new(ToolDefinition {
             id: ToolId::exact("Bench", "GetItem", version),
             name: "Bench_GetItem".to_owned(),
             description: "Gets an item.".to_owned(),
@@ -53,7 +53,7 @@ fn tool() -> MappedTool {
             input_schema: json!({"type": "object"}).into(),
             output_schema: None,
             requirements: None,
-        },
+        }),
         destructive: false,
         label: None,
         target: Target::Http(Arc::new(RequestPlan {

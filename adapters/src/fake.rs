@@ -56,7 +56,7 @@ impl FakeAdapter {
         let name = definition.id.tool.clone();
         self.tools.push((
             MappedTool {
-                definition,
+                definition: Arc::new(definition),
                 target: Target::Named { name },
                 // The fake stands for an MCP server without annotations: MCP's default.
                 destructive: true,

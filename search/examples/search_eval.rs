@@ -610,8 +610,9 @@ fn synthetic(tools: &[MappedTool], target: usize) -> Vec<MappedTool> {
             let mut copy = tool.clone();
             let def = &tool.definition;
             let toolkit = format!("{}Copy{round}", def.id.toolkit);
-            copy.definition.name = format!("{toolkit}_{}", def.id.tool);
-            copy.definition.id = ToolId::exact(toolkit, def.id.tool.clone(), def.version);
+            let copied = std::sync::Arc::make_mut(&mut copy.definition);
+            copied.name = format!("{toolkit}_{}", def.id.tool);
+            copied.id = ToolId::exact(toolkit, def.id.tool.clone(), def.version);
             out.push(copy);
         }
         round += 1;

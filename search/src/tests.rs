@@ -16,7 +16,7 @@ fn tool(toolkit: &str, name: &str, description: &str, params: &serde_json::Value
         requirements: None,
     };
     MappedTool {
-        definition,
+        definition: std::sync::Arc::new(definition),
         target: Target::Named {
             name: name.to_owned(),
         },
@@ -468,7 +468,7 @@ fn a_toolkit_named_in_one_word_is_found_by_its_words_apart() {
 fn what_a_tool_answers_is_weak_evidence() {
     let mut tools = catalog();
     let mut get = tool("Zoo", "GetAnimal", "Returns one animal.", &json!({}));
-    get.definition.output_schema = Some(
+    std::sync::Arc::make_mut(&mut get.definition).output_schema = Some(
         json!({"type": "object", "properties": {"name": {"type": "string"},
                                                 "status": {"type": "string"}}})
         .into(),
@@ -495,7 +495,7 @@ fn a_tool_is_one_hit_however_many_ways_it_matches() {
     // `image` stands for `picture` (here only in what the tool answers) and `photo` (in its
     // description): two synonym matches of one tool, the first in its output.
     let mut upload = tool("Album", "Upload", "Uploads a photo.", &json!({}));
-    upload.definition.output_schema =
+    std::sync::Arc::make_mut(&mut upload.definition).output_schema =
         Some(json!({"type": "object", "properties": {"picture": {"type": "string"}}}).into());
     let tools = vec![
         upload,

@@ -393,7 +393,7 @@ impl Adapter for McpAdapter {
                 extra: serde_json::Map::new(),
             };
             for tool in &mut mapped.tools {
-                tool.definition
+                Arc::make_mut(&mut tool.definition)
                     .requirements
                     .get_or_insert_with(Default::default)
                     .authorization

@@ -1092,7 +1092,7 @@ mod tests {
             target: Target::Named {
                 name: tool.to_owned(),
             },
-            definition,
+            definition: Arc::new(definition),
             destructive,
             label: None,
             hidden_inputs: Vec::new(),

@@ -432,8 +432,14 @@ pub(crate) fn pin(pins: &Pins, mut tool: MappedTool) -> (Option<MappedTool>, Opt
 
 fn set_version(tool: &mut MappedTool, version: ToolVersion) {
     let id = &tool.definition.id;
-    tool.definition.id = ToolId::exact(id.toolkit.clone(), id.tool.clone(), version);
-    tool.definition.version = version;
+    let pinned = ToolId::exact(id.toolkit.clone(), id.tool.clone(), version);
+    if tool.definition.version == version && *id == pinned {
+        // The definition the adapter listed stays shared with it.
+        return;
+    }
+    let definition = Arc::make_mut(&mut tool.definition);
+    definition.id = pinned;
+    definition.version = version;
 }
 
 #[cfg(test)]
@@ -446,7 +452,7 @@ mod tests {
 
     fn tool(description: &str, version: ToolVersion) -> MappedTool {
         MappedTool {
-            definition: ToolDefinition {
+            definition: Arc::new(ToolDefinition {
                 id: ToolId::exact("Kit", "Echo", version),
                 name: "Kit_Echo".to_owned(),
                 description: description.to_owned(),
@@ -455,7 +461,7 @@ mod tests {
                     .into(),
                 output_schema: None,
                 requirements: None,
-            },
+            }),
             target: Target::Named {
                 name: "echo".to_owned(),
             },
@@ -479,6 +485,21 @@ mod tests {
         let mut served = tool("Echoes.", V1);
         set_version(&mut served, ToolVersion::new(1, 4, 2));
         Lockfile::of([(&served, V1)])
+    }
+
+    /// A tool served at the version it already has keeps the definition its adapter listed
+    /// (one copy for both); one served at another version gets its own.
+    #[test]
+    fn pinning_copies_a_definition_only_when_its_version_changes() {
+        let listed = tool("Echoes.", V1);
+        let mut same = listed.clone();
+        set_version(&mut same, V1);
+        assert!(Arc::ptr_eq(&same.definition, &listed.definition));
+        let mut other = listed.clone();
+        set_version(&mut other, ToolVersion::new(1, 4, 2));
+        assert!(!Arc::ptr_eq(&other.definition, &listed.definition));
+        assert_eq!(other.definition.id.to_string(), "Kit.Echo@1.4.2");
+        assert_eq!(listed.definition.version, V1);
     }
 
     #[test]

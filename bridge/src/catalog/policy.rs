@@ -502,7 +502,7 @@ impl SourcePolicy {
                 }
                 let mut shaping = None;
                 if let Some(o) = found {
-                    let def = &mut tool.definition;
+                    let def = Arc::make_mut(&mut tool.definition);
                     if let Some(name) = &o.config.name {
                         diagnostics.push(Diagnostic::new(
                             Severity::Info,
@@ -537,7 +537,7 @@ impl SourcePolicy {
                     .and_then(|o| o.results.clone())
                     .or_else(|| self.results.clone());
                 if let Some(projection) = &projection {
-                    let def = &mut tool.definition;
+                    let def = Arc::make_mut(&mut tool.definition);
                     let upstream = def.output_schema.as_ref().map(Schema::to_value);
                     match projection.output_schema(upstream.as_ref()) {
                         SchemaOutcome::Derived(schema) => def.output_schema = Some(schema.into()),
@@ -732,7 +732,7 @@ mod tests {
     fn tool(name: &str) -> MappedTool {
         let v = ToolVersion::new(1, 0, 0);
         MappedTool {
-            definition: ToolDefinition {
+            definition: Arc::new(ToolDefinition {
                 id: ToolId::exact("Kit", heck::AsUpperCamelCase(name).to_string(), v),
                 name: format!("Kit_{name}"),
                 description: "d".to_owned(),
@@ -740,7 +740,7 @@ mod tests {
                 input_schema: json!({}).into(),
                 output_schema: None,
                 requirements: None,
-            },
+            }),
             target: Target::Named {
                 name: name.to_owned(),
             },

@@ -145,7 +145,7 @@ fn canonical_of(definition: ToolDefinition) -> (String, ToolVersion, Value) {
     let version = definition.version;
     let tool = MappedTool {
         target: Target::Named { name: name.clone() },
-        definition,
+        definition: std::sync::Arc::new(definition),
         destructive: false,
         label: None,
         hidden_inputs: Vec::new(),

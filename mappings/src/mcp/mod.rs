@@ -86,7 +86,7 @@ impl Identity {
         request: McpRequest,
     ) -> MappedTool {
         MappedTool {
-            definition: ToolDefinition {
+            definition: Arc::new(ToolDefinition {
                 id: ToolId::exact(self.toolkit.clone(), segment.to_owned(), self.version),
                 name: naming::tool_name(&self.toolkit, segment),
                 description,
@@ -94,7 +94,7 @@ impl Identity {
                 input_schema: input,
                 output_schema: Some(output),
                 requirements: None,
-            },
+            }),
             target: Target::Mcp { request },
             destructive: false,
             label: self.label.clone(),
@@ -159,7 +159,7 @@ pub fn map_tools(source: &McpSource<'_>, tools: &[mcp::Tool]) -> Mapped<MappedTo
             requirements: None,
         };
         mapped.push(MappedTool {
-            definition,
+            definition: Arc::new(definition),
             target: Target::Named {
                 name: upstream.to_owned(),
             },

@@ -180,7 +180,7 @@ pub fn map_parsed(
             ) {
                 Ok(mut tool) => {
                     diagnostics.append(&mut op_diagnostics);
-                    share_schemas(&mut tool.definition, &mut schemas);
+                    share_schemas(std::sync::Arc::make_mut(&mut tool.definition), &mut schemas);
                     tools.push(tool);
                 }
                 Err(reason) => diagnostics.push(Diagnostic::new(

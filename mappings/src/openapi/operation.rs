@@ -185,7 +185,7 @@ pub(crate) fn map_operation<'r>(
         requirements: security.requirements,
     };
     Ok(MappedTool {
-        definition,
+        definition: Arc::new(definition),
         destructive: is_destructive(operation.method, op),
         target: Target::Http(Arc::new(plan)),
         label: cx.label.clone(),

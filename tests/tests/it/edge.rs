@@ -375,7 +375,7 @@ impl Adapter for Changing {
                 target: Target::Named {
                     name: "tool".to_owned(),
                 },
-                definition,
+                definition: std::sync::Arc::new(definition),
                 destructive: true,
                 label: None,
                 hidden_inputs: Vec::new(),
