@@ -50,6 +50,7 @@ mod freshness;
 mod load;
 mod request;
 mod response;
+mod scratch_arena;
 mod scrub;
 mod style;
 
@@ -440,6 +441,9 @@ async fn load_and_map(
     // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
     // the loader may wait on the runtime for remote `$ref`s.
     let mapped = tokio::task::spawn_blocking(move || {
+        // Everything translation allocates, kept or not, goes to one arena; what is kept is
+        // copied out below, and that arena's pages are all free again.
+        let _scratch = scratch_arena::Scratch::enter();
         let parsed = parse_document(&document.text)?;
         // The text is not needed past parsing; freed before the translation's peak.
         drop(document);
