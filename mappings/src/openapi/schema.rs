@@ -276,7 +276,7 @@ fn is_usable_pattern(pattern: &str) -> bool {
             }
         }
     };
-    // Compiled outside the map's lock, so other patterns are looked up meanwhile.
+    // Checked outside the map's lock, so other patterns are looked up meanwhile.
     *answer.get_or_init(|| {
         jsonschema_regex::is_valid_ecma_regex(pattern)
             && crate::schema::validator_options()
@@ -399,7 +399,7 @@ mod tests {
         assert!(!validator.is_valid(&json!("")));
     }
 
-    /// Threads asking for one pattern at once wait for one compilation and get its answer
+    /// Threads asking for one pattern at once wait for one check and get its answer
     /// (issue 23); a pattern too large for the validator's engine stays unusable.
     #[test]
     fn issue_23_one_pattern_asked_at_once_gets_one_answer() {
