@@ -479,18 +479,19 @@ impl<'a> Facts<'a> {
 /// only as far as an expression reads them: CEL asks for `input.a` before `input`, and the
 /// answer is `input["a"]` alone. What was asked for is kept for the decision's other
 /// conditions. Converting the whole input and caller for every decision, and a name for every
-/// condition that read it, were most of a decision's cost.
+/// condition that read it, were most of a decision's cost. The input's values are CEL values
+/// that borrow its strings and keys ([`borrowed`]): `has(input.a)` asks for the whole input.
 struct Variables<'a> {
     input: &'a Map<String, Value>,
     caller: &'a Caller,
     entry: &'a Entry,
     /// The names asked for so far and their values (`None`: a field that is not there), in
     /// the order asked; a name beyond the last slot is converted each time it is asked for.
-    seen: [OnceLock<Seen>; 8],
+    seen: [OnceLock<Seen<'a>>; 8],
 }
 
 /// A name a condition asked for, and its value (`None`: not there).
-type Seen = (Box<str>, Option<Box<dyn Val>>);
+type Seen<'a> = (Box<str>, Option<Box<dyn Val + 'a>>);
 
 impl<'a> Variables<'a> {
     fn new(caller: &'a Caller, entry: &'a Entry, input: &'a Map<String, Value>) -> Self {
@@ -499,6 +500,24 @@ impl<'a> Variables<'a> {
             caller,
             entry,
             seen: Default::default(),
+        }
+    }
+
+    /// The CEL value of `name` (`input`, `input.a.b`, `caller.name`), or `None` as for
+    /// [`Variables::value`]. The input's values borrow it.
+    fn val(&self, name: &str) -> Option<Box<dyn Val + 'a>> {
+        let input: &'a Map<String, Value> = self.input;
+        match name.split_once('.') {
+            None if name == VARIABLES[0] => Some(borrowed_map(input)),
+            Some((root, path)) if root == VARIABLES[0] => {
+                let mut fields = path.split('.');
+                let mut value = input.get(fields.next()?)?;
+                for field in fields {
+                    value = value.get(field)?;
+                }
+                Some(borrowed(value))
+            }
+            _ => self.value(name).and_then(to_val),
         }
     }
 
@@ -569,18 +588,49 @@ impl<'a> Variables<'a> {
 impl cel::context::VariableResolver for Variables<'_> {
     fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
         for slot in &self.seen {
-            let (seen, value) =
-                slot.get_or_init(|| (name.into(), self.value(name).and_then(to_val)));
+            let (seen, value) = slot.get_or_init(|| (name.into(), self.val(name)));
             if **seen == *name {
                 return value.as_deref().map(CowVal::Borrowed);
             }
         }
-        self.value(name).and_then(to_val).map(CowVal::Owned)
+        self.val(name).map(CowVal::Owned)
     }
 }
 
 fn to_val(value: Value) -> Option<Box<dyn Val>> {
     cel_value(value).try_into().ok()
+}
+
+/// JSON as a CEL value that borrows its strings and keys: no copy of the input, and one
+/// conversion (JSON → CEL's value types) instead of two (JSON → `cel::Value` → CEL's value
+/// types). Numbers as in [`cel_value`].
+fn borrowed(value: &Value) -> Box<dyn Val + '_> {
+    use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelNull, CelString, CelUInt};
+    match value {
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            (None, None) => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Value::String(s) => Box::new(CelString::from(s.as_str())),
+        Value::Array(items) => Box::new(CelList::from(
+            items.iter().map(borrowed).collect::<Vec<_>>(),
+        )),
+        Value::Object(members) => borrowed_map(members),
+    }
+}
+
+/// A JSON object as a CEL map, as [`borrowed`].
+fn borrowed_map(members: &Map<String, Value>) -> Box<dyn Val + '_> {
+    use cel::common::types::{CelMap, CelMapKey};
+    Box::new(CelMap::from(
+        members
+            .iter()
+            .map(|(k, v)| (CelMapKey::from(k.as_str()), borrowed(v)))
+            .collect::<HashMap<_, _>>(),
+    ))
 }
 
 /// JSON as a CEL value. An integer is an `int` where it fits: JSON has one kind of number, and
@@ -1162,6 +1212,57 @@ mod tests {
         // Another catalog starts over.
         let fresh = rules.visible_to(&kim, 8, tools.len());
         assert!(fresh.sees(1, || true));
+    }
+
+    /// The input is read whole (`has`, `in`, `size`, comprehensions, equality) and by field,
+    /// nested in objects and lists, as CEL values that borrow it; each expression holds on the
+    /// input below and its negation does not.
+    #[test]
+    fn conditions_read_the_input_whole_and_by_field() {
+        let call = input(json!({
+            "owner": "acme",
+            "count": 3,
+            "big": 18_446_744_073_709_551_615_u64,
+            "ratio": 0.5,
+            "flag": true,
+            "none": null,
+            "labels": ["a", "b"],
+            "nested": {"deep": {"name": "x"}}
+        }));
+        let tool = entry("Kit", "Tool", 1, false);
+        let anyone = Caller::anonymous();
+        for expression in [
+            "has(input.owner) && !has(input.missing)",
+            "'labels' in input && !('missing' in input)",
+            "size(input) == 8 && input.size() == 8",
+            "input.owner == 'acme' && input['owner'].startsWith('ac')",
+            "input.count > 2 && input.count == 3 && input.ratio < 1.0",
+            "input.big == 18446744073709551615u",
+            "input.flag && input.none == null",
+            "input.labels == ['a', 'b'] && 'b' in input.labels && size(input.labels) == 2",
+            "input.labels.all(l, l.size() == 1) && input.exists(k, k == 'nested')",
+            "input.nested.deep.name == 'x' && has(input.nested.deep)",
+            "input.nested == {'deep': {'name': 'x'}}",
+        ] {
+            for (when, holds) in [
+                (expression.to_owned(), true),
+                (format!("!({expression})"), false),
+            ] {
+                let rules = policies(
+                    &format!(
+                        "- {{effect: allow, when: {}}}",
+                        serde_json::to_string(&when).unwrap()
+                    ),
+                    None,
+                );
+                let verdict = rules.decide(&anyone, &tool, &call);
+                assert_eq!(
+                    verdict == Verdict::Allowed(Some(0)),
+                    holds,
+                    "{when}: {verdict:?}"
+                );
+            }
+        }
     }
 
     #[test]
