@@ -253,7 +253,7 @@ impl AuditTrail {
             serde_json::json!({"audit": "otc-bridge", "resumed": now()})
         };
         writer
-            .line(&start)
+            .line(start.to_string())
             .and_then(|()| writer.flush())
             .map_err(|source| AuditError::Io {
                 path: label,
@@ -286,14 +286,19 @@ impl AuditTrail {
             #[serde(flatten)]
             record: &'r Record<'a>,
         }
-        let line = Stamped {
+        // Made before the lock is taken: only chaining and writing are serial, so calls on
+        // other threads wait for a hash, not for a serialisation.
+        let body = serde_json::to_string(&Stamped {
             time: now(),
             record,
-        };
+        });
         let Ok(mut writer) = self.inner.lock() else {
             return;
         };
-        if let Err(error) = writer.write(&line) {
+        if let Err(error) = body
+            .map_err(std::io::Error::from)
+            .and_then(|b| writer.write(b))
+        {
             if !writer.failing {
                 tracing::error!(%error, "Cannot write the audit trail; calls go on.");
             }
@@ -330,17 +335,16 @@ impl Drop for AuditTrail {
 }
 
 impl Writer {
-    /// Writes `value` as the next line, rotating first when the file is full.
-    fn write(&mut self, value: &impl Serialize) -> std::io::Result<()> {
+    /// Writes `body` (a JSON object) as the next line, rotating first when the file is full.
+    fn write(&mut self, body: String) -> std::io::Result<()> {
         if self.written >= self.max_bytes {
             self.rotate()?;
         }
-        self.line(value)
+        self.line(body)
     }
 
-    /// Chains and writes one line.
-    fn line(&mut self, value: &impl Serialize) -> std::io::Result<()> {
-        let mut body = serde_json::to_string(value)?;
+    /// Chains and writes one line, `body` (a JSON object) with the chain's fields added.
+    fn line(&mut self, mut body: String) -> std::io::Result<()> {
         // `{…}` → `{…,"prev":"…"`, then `,"hash":"…"}`.
         body.pop();
         if body.len() > 1 {
@@ -398,7 +402,7 @@ impl Writer {
         ));
         self.written = 0;
         let first = serde_json::json!({"audit": "otc-bridge", "rotated": now()});
-        self.line(&first)
+        self.line(first.to_string())
     }
 }
 
