@@ -5,6 +5,9 @@
 //! toolkits (each is checked and passed over), the 10 conditional ones apply to the tool and
 //! their conditions are evaluated and do not hold, and only the last rule allows.
 //!
+//! The call path is also measured under the README's five example rules (one condition, which
+//! holds), as a configuration is usually written.
+//!
 //! Also `search_tools` over 10,000 tools for a caller who sees a tenth of them, against one who
 //! sees them all (issue 26: within 10 %).
 //!
@@ -52,6 +55,27 @@ fn hundred_rules() -> Policies {
     Policies::compile(&configs, None).unwrap()
 }
 
+/// The README's example policies (`examples/config/policies.yaml`) over the calculator: the
+/// call is allowed by the fourth rule, once its CEL condition is evaluated and holds.
+fn five_rules() -> Policies {
+    let configs: Vec<PolicyConfig> = serde_yaml::from_str(
+        r#"
+- { name: ops-everything, effect: allow, groups: [ops] }
+- { name: nothing-destructive, effect: deny, destructive: true }
+- { name: bench-echo, effect: allow, groups: [bench], tools: ["Other.Echo@>=1"] }
+- name: bench-sums
+  effect: allow
+  groups: [bench]
+  tools: ["Calculator.*"]
+  when: '!has(input.a) || input.a < 1000'
+  reason: sums stay small
+- { name: readers, effect: allow, claims: { scope: "tools:read" } }
+"#,
+    )
+    .unwrap();
+    Policies::compile(&configs, None).unwrap()
+}
+
 fn catalog() -> Catalog {
     let version = ToolVersion::new(1, 0, 0);
     let add = ToolDefinition {
@@ -68,15 +92,18 @@ fn catalog() -> Catalog {
         output_schema: None,
         requirements: None,
     };
-    let adapter = FakeAdapter::new("bench").tool(add, |call| {
-        let n = |k| {
-            call.input
-                .get(k)
-                .and_then(Value::as_f64)
-                .unwrap_or_default()
-        };
-        Ok(json!(n("a") + n("b")))
-    });
+    let adapter = FakeAdapter::new("bench")
+        .tool(add, |call| {
+            let n = |k| {
+                call.input
+                    .get(k)
+                    .and_then(Value::as_f64)
+                    .unwrap_or_default()
+            };
+            Ok(json!(n("a") + n("b")))
+        })
+        // An addition changes nothing (and so passes the README's `nothing-destructive`).
+        .read_only();
     let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter);
     let mapped = futures::executor::block_on(adapter.list_tools()).unwrap();
     let source = SourceTools::compile(adapter, Arc::default(), mapped.tools, &mut Vec::new());
@@ -97,6 +124,17 @@ fn decision(c: &mut Criterion) {
         "decide a call: 100 rules, 10 CEL conditions evaluated",
         |b| {
             b.iter(|| policies.decide(&caller, entry, &input));
+        },
+    );
+    let five = five_rules();
+    assert_eq!(
+        five.decide(&caller, entry, &input),
+        otc_bridge::Verdict::Allowed(Some(3))
+    );
+    c.bench_function(
+        "decide a call: the README's 5 rules, 1 CEL condition",
+        |b| {
+            b.iter(|| five.decide(&caller, entry, &input));
         },
     );
     c.bench_function("see a tool: 100 rules", |b| {
@@ -154,6 +192,7 @@ fn call_path(c: &mut Criterion) {
     };
     for (name, router) in [
         ("call with policies off", with(Policies::default())),
+        ("call with the README's 5 policies", with(five_rules())),
         ("call with 100 policies", with(hundred_rules())),
     ] {
         bench_call(c, &runtime, name, &router);
@@ -362,11 +401,42 @@ fn limited_call_path(c: &mut Criterion) {
     }
 }
 
+/// The same call with the audit trail on (a hash-chained file in a temporary directory)
+/// against off, in the same run (issue 26: < 3 % fewer calls/s at c=64 on the MCP echo
+/// benchmark, where the bridge spends about 50 µs of CPU per call: about 1.5 µs here).
+fn audited_call_path(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("otc-bench-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config: otc_bridge::AuditConfig =
+        serde_json::from_value(json!({"file": dir.join("trail.jsonl")})).unwrap();
+    let trail = Arc::new(otc_bridge::AuditTrail::open(&config, Vec::new()).unwrap());
+    let mut audited = ServerSettings::default();
+    audited.telemetry.audit = Some(Arc::clone(&trail));
+    for (name, settings) in [
+        ("call with the audit trail off", ServerSettings::default()),
+        ("call with the audit trail on", audited),
+    ] {
+        bench_call(
+            c,
+            &runtime,
+            name,
+            &router(SharedCatalog::new(catalog()), settings),
+        );
+    }
+    trail.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 criterion_group!(
     benches,
     decision,
     call_path,
     restricted_search,
-    limited_call_path
+    limited_call_path,
+    audited_call_path
 );
 criterion_main!(benches);
