@@ -6,6 +6,8 @@
 #   DURATION=10 LEVELS="1 64" bench/mcp/run.sh
 #   BASELINE=/path/to/old/otc-bridge bench/mcp/run.sh   # also an older build, in the same run
 #   AUDIT=1 bench/mcp/run.sh               # also this build with the audit trail on (a file)
+#   ROUNDS=5 AUDIT=1 LEVELS=64 bench/mcp/run.sh   # bridges alternated over 5 rounds; then the
+#                                          # median of each round's ratio to this build
 #
 # Installs what it needs (pinned): the MCP server (scripts/install-mcp-servers.sh) and mcpo in a
 # virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
@@ -21,6 +23,7 @@ cd "$(dirname "$0")/../.."
 export OTC_CORPUS_DIR="${OTC_CORPUS_DIR:-$PWD/.corpus}"
 DURATION="${DURATION:-5}"
 LEVELS="${LEVELS:-1 8 64}"
+ROUNDS="${ROUNDS:-1}"
 MCPO_VERSION=0.0.20
 
 scripts/install-mcp-servers.sh >/dev/null
@@ -113,14 +116,39 @@ measure_bridge() {
     echo "$line bridge_cpu_us_per_call=$(( (after - before) * 1000000 / $(getconf CLK_TCK) / (calls > 0 ? calls : 1) ))"
 }
 
-echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores"
+echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores; $ROUNDS round(s)"
+# The bridges measured, besides this build: each round runs them in another order, so that no
+# build always runs first (on a shared machine, load drifts over a minute).
+others=()
+[ -n "${BASELINE:-}" ] && others+=("baseline $BASELINE_URL $BASELINE_PID")
+[ -n "${AUDIT:-}" ] && others+=("otc-bridge+audit $AUDIT_URL $AUDIT_PID")
+# The median of integers.
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 for c in $LEVELS; do
-    measure_bridge otc-bridge "$BRIDGE_URL" "$BRIDGE_PID"
-    if [ -n "${BASELINE:-}" ]; then
-        measure_bridge baseline "$BASELINE_URL" "$BASELINE_PID"
-    fi
-    if [ -n "${AUDIT:-}" ]; then
-        measure_bridge otc-bridge+audit "$AUDIT_URL" "$AUDIT_PID"
+    declare -A ratios=()
+    for round in $(seq 1 "$ROUNDS"); do
+        bridges=("otc-bridge $BRIDGE_URL $BRIDGE_PID" "${others[@]}")
+        if (( round % 2 == 0 )); then
+            # Every other round in reverse order.
+            for (( i = 0, j = ${#bridges[@]} - 1; i < j; i++, j-- )); do
+                swap="${bridges[i]}"; bridges[i]="${bridges[j]}"; bridges[j]="$swap"
+            done
+        fi
+        for bridge in "${bridges[@]}"; do
+            # shellcheck disable=SC2086 # label, URL and pid, split on purpose
+            measure_bridge $bridge
+        done
+        for other in "${others[@]}"; do
+            label="${other%% *}"
+            ratios[$label]+=" $(( ${rps[$label]} * 1000 / (${rps[otc-bridge]} > 0 ? ${rps[otc-bridge]} : 1) ))"
+        done
+    done
+    if (( ROUNDS > 1 )); then
+        for label in "${!ratios[@]}"; do
+            # shellcheck disable=SC2086 # one number per round
+            m=$(median ${ratios[$label]})
+            echo "ratio c=$c $label/otc-bridge calls/s: median $((m / 10)).$((m % 10))% over $ROUNDS rounds (per round, ‰:${ratios[$label]})"
+        done
     fi
     "$TARGET/otc-loadgen" --label mcpo --url "$MCPO_URL" --body "$MCPO_BODY" \
         --expect 'Echo: hi' --concurrency "$c" --duration-secs "$DURATION"
