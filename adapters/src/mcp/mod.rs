@@ -221,8 +221,10 @@ impl Shared {
         if let (Err(error), Some(auth)) = (&answer, &self.auth)
             && let Some(challenge) = error.auth_challenge()
         {
-            auth.recover(challenge).await?;
-            return Ok(request().await);
+            // Rare (a token refused mid-session): boxed, so that the common path's future (which
+            // every call moves into a box) does not carry this one's size.
+            Box::pin(auth.recover(challenge)).await?;
+            return Ok(Box::pin(request()).await);
         }
         Ok(answer)
     }
@@ -296,7 +298,8 @@ impl McpAdapter {
             Target::Named { name } => (name.clone(), self.call_tool(name, call).await),
             Target::Mcp { request } => (
                 request.handle(),
-                features::call(&self.shared, request, call)
+                // Boxed, as the rarer path: see `call_tool`.
+                Box::pin(features::call(&self.shared, request, call))
                     .await
                     .map(ToolValue::Parsed),
             ),
@@ -334,9 +337,11 @@ impl McpAdapter {
         }
         if let Some(callers) = &self.shared.callers {
             let token = call.context.token(&callers.gate.issuer);
-            let response = callers
-                .call(&self.shared.name, &self.shared.config, token, params)
-                .await?;
+            // Boxed: a per-caller session's future is large, and every call's future (moved
+            // into a box by `async_trait`) would otherwise carry its size.
+            let response =
+                Box::pin(callers.call(&self.shared.name, &self.shared.config, token, params))
+                    .await?;
             return convert::call_response(response);
         }
         let answer = self
@@ -345,7 +350,7 @@ impl McpAdapter {
             .await?;
         match answer {
             Ok(response) => convert::call_response(response),
-            Err(error) => Err(live.classify(error).await),
+            Err(error) => Err(Box::pin(live.classify(error)).await),
         }
     }
 }
