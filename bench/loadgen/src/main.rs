@@ -34,7 +34,8 @@ struct Args {
     label: String,
 }
 
-fn parse() -> Result<Args, String> {
+/// The command line's flags (without the program's name).
+fn parse(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut args = Args {
         url: String::new(),
         mcp_stdio: None,
@@ -47,7 +48,7 @@ fn parse() -> Result<Args, String> {
         expect: None,
         label: "run".to_owned(),
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = argv.into_iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
@@ -71,6 +72,10 @@ fn parse() -> Result<Args, String> {
     }
     if args.url.is_empty() == args.mcp_stdio.is_none() {
         return Err("one of --url and --mcp-stdio is required".to_owned());
+    }
+    if args.mcp_stdio.is_some() && !args.headers.is_empty() {
+        // A pipe has no headers: refused rather than dropped without a word.
+        return Err("--header applies to --url only, not to --mcp-stdio".to_owned());
     }
     Ok(args)
 }
@@ -165,7 +170,7 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse() {
+    let args = match parse(std::env::args().skip(1)) {
         Ok(args) => Arc::new(args),
         Err(message) => {
             eprintln!("otc-loadgen: {message}");
@@ -241,4 +246,22 @@ async fn http(args: &Arc<Args>) -> Result<Vec<Tally>, String> {
 #[allow(clippy::print_stdout)]
 fn report(line: &str) {
     println!("{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &[&str]) -> Result<Args, String> {
+        parse(line.iter().map(|s| (*s).to_owned()))
+    }
+
+    #[test]
+    fn a_header_is_refused_over_a_pipe_and_taken_over_http() {
+        let refused = args(&["--mcp-stdio", "server", "--header", "x-api-key:k"]);
+        assert!(refused.is_err_and(|e| e.contains("--url only")));
+        let taken = args(&["--url", "http://127.0.0.1:1/", "--header", "x-api-key:k"]).unwrap();
+        assert_eq!(taken.headers, [("x-api-key".to_owned(), "k".to_owned())]);
+        assert!(args(&["--header", "x:y"]).is_err());
+    }
 }
