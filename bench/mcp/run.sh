@@ -8,6 +8,9 @@
 #   AUDIT=1 bench/mcp/run.sh               # also this build with the audit trail on (a file)
 #   ROUNDS=5 AUDIT=1 LEVELS=64 bench/mcp/run.sh   # bridges alternated over 5 rounds; then the
 #                                          # median of each round's ratio to this build
+#   TOGETHER=1 ROUNDS=6 AUDIT=1 LEVELS=64 bench/mcp/run.sh   # the bridges loaded at the same
+#                                          # time, each by its own clients: a ratio under the
+#                                          # same conditions (the machine's drift cancels out)
 #
 # Installs what it needs (pinned): the MCP server (scripts/install-mcp-servers.sh) and mcpo in a
 # virtualenv under $OTC_CORPUS_DIR/bench. Builds otc-bridge and otc-loadgen in release mode.
@@ -116,7 +119,32 @@ measure_bridge() {
     echo "$line bridge_cpu_us_per_call=$(( (after - before) * 1000000 / $(getconf CLK_TCK) / (calls > 0 ? calls : 1) ))"
 }
 
-echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores; $ROUNDS round(s)"
+# The bridges of a round (label, URL, pid each) loaded at the same time, each by its own
+# clients; one line per bridge, as measure_bridge prints it.
+measure_together() {
+    local bridge label url pid lines=() befores=() loads=() i calls
+    for bridge in "$@"; do
+        read -r label url pid <<<"$bridge"
+        befores+=("$(cpu_ticks "$pid")")
+        lines+=("$(mktemp)")
+        "$TARGET/otc-loadgen" --label "$label" --url "$url" --body "$BRIDGE_BODY" \
+            --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION" >"${lines[-1]}" &
+        loads+=($!)
+    done
+    wait "${loads[@]}"
+    i=0
+    for bridge in "$@"; do
+        read -r label url pid <<<"$bridge"
+        line=$(<"${lines[i]}")
+        rm -f "${lines[i]}"
+        calls=$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")
+        rps[$label]=$(rps_of "$line")
+        echo "$line together bridge_cpu_us_per_call=$(( ($(cpu_ticks "$pid") - befores[i]) * 1000000 / $(getconf CLK_TCK) / (calls > 0 ? calls : 1) ))"
+        i=$((i + 1))
+    done
+}
+
+echo "bench: echo via server-everything over stdio; ${DURATION}s per run; $(nproc) cores; $ROUNDS round(s)${TOGETHER:+; bridges loaded together}"
 # The bridges measured, besides this build: each round runs them in another order, so that no
 # build always runs first (on a shared machine, load drifts over a minute).
 others=()
@@ -134,10 +162,14 @@ for c in $LEVELS; do
                 swap="${bridges[i]}"; bridges[i]="${bridges[j]}"; bridges[j]="$swap"
             done
         fi
-        for bridge in "${bridges[@]}"; do
-            # shellcheck disable=SC2086 # label, URL and pid, split on purpose
-            measure_bridge $bridge
-        done
+        if [ -n "${TOGETHER:-}" ]; then
+            measure_together "${bridges[@]}"
+        else
+            for bridge in "${bridges[@]}"; do
+                # shellcheck disable=SC2086 # label, URL and pid, split on purpose
+                measure_bridge $bridge
+            done
+        fi
         for other in "${others[@]}"; do
             label="${other%% *}"
             ratios[$label]+=" $(( ${rps[$label]} * 1000 / (${rps[otc-bridge]} > 0 ? ${rps[otc-bridge]} : 1) ))"
