@@ -493,6 +493,13 @@ struct Variables<'a> {
 /// A name a condition asked for, and its value (`None`: not there).
 type Seen<'a> = (Box<str>, Option<Box<dyn Val + 'a>>);
 
+/// The variables besides the input, which are made as JSON and converted.
+#[derive(Debug, Clone, Copy)]
+enum About {
+    Caller,
+    Tool,
+}
+
 impl<'a> Variables<'a> {
     fn new(caller: &'a Caller, entry: &'a Entry, input: &'a Map<String, Value>) -> Self {
         Self {
@@ -508,8 +515,8 @@ impl<'a> Variables<'a> {
     fn val(&self, name: &str) -> Option<Box<dyn Val + 'a>> {
         let input: &'a Map<String, Value> = self.input;
         match name.split_once('.') {
-            None if name == VARIABLES[0] => Some(borrowed_map(input)),
-            Some((root, path)) if root == VARIABLES[0] => {
+            None if name == "input" => Some(borrowed_map(input)),
+            Some(("input", path)) => {
                 let mut fields = path.split('.');
                 let mut value = input.get(fields.next()?)?;
                 for field in fields {
@@ -521,30 +528,34 @@ impl<'a> Variables<'a> {
         }
     }
 
-    /// The value of `name` (`input`, `input.a.b`, `caller.name`), or `None` when it is not
-    /// one of [`VARIABLES`] or is a path that cannot be read without the whole variable.
+    /// The value of `name` when it is `caller`, `tool` or a path in them (`caller.name`), or
+    /// `None` when it is neither or is a path that cannot be read without the whole variable.
+    /// (The input is read by [`Variables::val`], borrowed.)
     fn value(&self, name: &str) -> Option<Value> {
         let (root, path) = match name.split_once('.') {
             Some((root, path)) => (root, Some(path)),
             None => (name, None),
         };
-        let index = VARIABLES.iter().position(|v| *v == root)?;
+        let about = match root {
+            "caller" => About::Caller,
+            "tool" => About::Tool,
+            _ => return None,
+        };
         match path {
-            Some(path) => self.field(index, path),
-            None => Some(self.json(index)),
+            Some(path) => self.field(about, path),
+            None => Some(self.json(about)),
         }
     }
 
-    /// Variable `index` of [`VARIABLES`] as JSON.
-    fn json(&self, index: usize) -> Value {
-        match index {
-            0 => Value::Object(self.input.clone()),
-            1 => json!({
+    /// The caller or the tool as JSON.
+    fn json(&self, about: About) -> Value {
+        match about {
+            About::Caller => json!({
                 "name": self.caller.name,
                 "groups": self.caller.groups,
                 "claims": self.caller.claims,
             }),
-            _ => {
+            About::Tool => {
                 let def = self.entry.definition();
                 json!({
                     "id": def.id.to_string(),
@@ -557,25 +568,24 @@ impl<'a> Variables<'a> {
         }
     }
 
-    /// `path` (one or more fields) inside variable `index`, when it can be read without
+    /// `path` (one or more fields) inside the caller or the tool, when it can be read without
     /// converting the whole variable. `None` also where the field is missing: CEL then asks
     /// for a shorter name, down to the whole variable, and reports the missing field itself.
-    fn field(&self, index: usize, path: &str) -> Option<Value> {
+    fn field(&self, about: About, path: &str) -> Option<Value> {
         let mut fields = path.split('.');
         let first = fields.next()?;
         let def = || self.entry.definition();
-        let mut value = match (index, first) {
-            (0, field) => self.input.get(field)?.clone(),
-            (1, "name") => Value::String(self.caller.name.clone()),
-            (1, "claims") => {
+        let mut value = match (about, first) {
+            (About::Caller, "name") => Value::String(self.caller.name.clone()),
+            (About::Caller, "claims") => {
                 let claim = fields.next()?;
                 self.caller.claims.get(claim)?.clone()
             }
-            (2, "destructive") => Value::Bool(self.entry.tool.destructive),
-            (2, "toolkit") => Value::String(def().id.toolkit.clone()),
-            (2, "id") => Value::String(def().id.to_string()),
-            (2, "name") => Value::String(def().id.name()),
-            (2, "version") => Value::String(def().version.to_string()),
+            (About::Tool, "destructive") => Value::Bool(self.entry.tool.destructive),
+            (About::Tool, "toolkit") => Value::String(def().id.toolkit.clone()),
+            (About::Tool, "id") => Value::String(def().id.to_string()),
+            (About::Tool, "name") => Value::String(def().id.name()),
+            (About::Tool, "version") => Value::String(def().version.to_string()),
             _ => return None,
         };
         for field in fields {
