@@ -140,6 +140,8 @@ pub struct Policies {
     rules: Vec<Rule>,
     /// The rules' name patterns, matched once per decision for all rules.
     index: Index,
+    /// Which rules' what matches each tool, as tools are asked about.
+    covered: Covered,
     /// CEL's standard library, built once: a condition is evaluated in a context over it.
     env: Option<Arc<cel::Env>>,
 }
@@ -283,6 +285,7 @@ impl Policies {
             visible: Mutex::default(),
             rules,
             index,
+            covered: Covered::default(),
             env,
         })
     }
@@ -344,17 +347,21 @@ impl Policies {
         known
     }
 
-    /// Which rules' who and what match `caller` and `entry`, in order (conditions aside).
+    /// Which rules' who and what match `caller` and `entry`, in order (conditions aside). The
+    /// what is read from [`Covered`] (matched once per tool); the who is checked here.
     fn applying(&self, caller: &Caller, entry: &Entry) -> Vec<bool> {
-        let matched = self.index.matches(caller, entry);
+        let covered = self
+            .covered
+            .get_or_insert(entry, || self.index.covering(&self.rules, entry));
+        let named = self.index.named(&caller.name);
         self.rules
             .iter()
-            .zip(matched)
-            .map(|(rule, matched)| {
-                matched == rule.patterns
+            .enumerate()
+            .map(|(index, rule)| {
+                covered.has(index)
+                    && (rule.patterns & CALLERS == 0 || named.get(index).is_some_and(|&n| n))
                     && rule.is_in_groups(caller)
                     && rule.has_claims(caller)
-                    && rule.is_destructive_as(entry)
             })
             .collect()
     }
@@ -930,13 +937,12 @@ impl Index {
         Ok(index)
     }
 
-    /// Per rule, which of its name patterns match (bits [`CALLERS`], [`TOOLKITS`], [`TOOLS`]).
-    fn matches(&self, caller: &Caller, entry: &Entry) -> Vec<u8> {
+    /// Which rules' what (`toolkits`, `tools` with their versions, `destructive`) matches
+    /// `entry`: what depends on the tool alone, so [`Covered`] keeps it per tool.
+    fn covering(&self, rules: &[Rule], entry: &Entry) -> Rules {
         let mut matched = vec![0; self.rules];
         let mut hits = Vec::new();
         let id = &entry.definition().id;
-        self.callers
-            .mark(&caller.name, CALLERS, &mut matched, &mut hits, |_| true);
         self.toolkits
             .mark(&id.toolkit, TOOLKITS, &mut matched, &mut hits, |_| true);
         if !self.tools.rules.is_empty() {
@@ -949,7 +955,73 @@ impl Index {
                         .is_none_or(|range| range.matches(&version))
                 });
         }
-        matched
+        Rules::of(rules.iter().zip(matched).map(|(rule, matched)| {
+            matched == rule.patterns & (TOOLKITS | TOOLS) && rule.is_destructive_as(entry)
+        }))
+    }
+
+    /// Per rule, whether one of its caller patterns matches `name` (empty when no rule has
+    /// caller patterns: none is then asked).
+    fn named(&self, name: &str) -> Vec<bool> {
+        if self.callers.rules.is_empty() {
+            return Vec::new();
+        }
+        let mut matched = vec![0; self.rules];
+        self.callers
+            .mark(name, CALLERS, &mut matched, &mut Vec::new(), |_| true);
+        matched.into_iter().map(|m| m != 0).collect()
+    }
+}
+
+/// A set of rules, by index: a bit each.
+#[derive(Debug)]
+struct Rules(Box<[u64]>);
+
+impl Rules {
+    fn of(members: impl Iterator<Item = bool>) -> Self {
+        let mut bits = Vec::new();
+        for (index, member) in members.enumerate() {
+            if index % 64 == 0 {
+                bits.push(0);
+            }
+            if member && let Some(word) = bits.last_mut() {
+                *word |= 1 << (index % 64);
+            }
+        }
+        Self(bits.into_boxed_slice())
+    }
+
+    fn has(&self, index: usize) -> bool {
+        self.0
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+}
+
+/// How many tools' [`Rules`] [`Covered`] keeps: a catalog's worth, at a few bytes each.
+const COVERED_TOOLS: usize = 65_536;
+
+/// Which rules' what matches each tool, by the tool's entry key (an entry's tool never changes),
+/// filled in as tools are asked about. A call asks twice (the id is resolved among the tools
+/// the caller sees, then the call is decided) and a search about thousands of candidates;
+/// matching the rules' globs every time was a fifth of a decision.
+struct Covered(quick_cache::sync::Cache<u64, Arc<Rules>>);
+
+impl Default for Covered {
+    fn default() -> Self {
+        Self(quick_cache::sync::Cache::new(COVERED_TOOLS))
+    }
+}
+
+impl Covered {
+    fn get_or_insert(&self, entry: &Entry, cover: impl FnOnce() -> Rules) -> Arc<Rules> {
+        let key = entry.key();
+        if let Some(known) = self.0.get(&key) {
+            return known;
+        }
+        let rules = Arc::new(cover());
+        self.0.insert(key, Arc::clone(&rules));
+        rules
     }
 }
 
@@ -1283,6 +1355,30 @@ mod tests {
         assert!(!rules.sees(&anyone, &entry("Github", "PullsList", 2, false)));
         assert!(!rules.sees(&anyone, &entry("Github", "IssuesList", 3, false)));
         assert!(!rules.sees(&anyone, &entry("Gitlab", "PullsList", 3, false)));
+    }
+
+    #[test]
+    fn what_a_tool_matches_is_kept_per_tool_past_64_rules_and_asked_again_alike() {
+        // 69 rules for other toolkits, then one that allows K's reads to ops: the 70th rule's
+        // bit is in the second word of a tool's kept set.
+        let mut yaml: String = (0..69)
+            .map(|i| format!("- {{effect: allow, toolkits: [Other{i}]}}\n"))
+            .collect();
+        yaml.push_str("- {effect: allow, groups: [ops], toolkits: [K], destructive: false}\n");
+        let rules = policies(&yaml, None);
+        let (read, write) = (entry("K", "Get", 1, false), entry("K", "Drop", 1, true));
+        let ops = Caller::named("sam").with_groups(["ops"]);
+        let other = Caller::named("kim");
+        for _ in 0..2 {
+            assert!(rules.sees(&ops, &read));
+            assert!(!rules.sees(&ops, &write));
+            assert!(!rules.sees(&other, &read));
+            assert_eq!(
+                rules.decide(&ops, &read, &Map::new()),
+                Verdict::Allowed(Some(69))
+            );
+            assert_eq!(rules.decide(&other, &read, &Map::new()), Verdict::Hidden);
+        }
     }
 
     #[test]

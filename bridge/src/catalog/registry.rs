@@ -38,7 +38,8 @@ pub struct Entry {
     /// The version the upstream's label gives the tool (the served version differs when a
     /// lockfile pins it).
     pub upstream: ToolVersion,
-    /// This entry's key in the validator cache.
+    /// What identifies this entry in caches (its validator, which policies cover it): unique
+    /// to it, and its tool is never replaced once it is made.
     key: u64,
     /// How calls and results are shaped, when the configuration transforms the tool or
     /// projects its results.
@@ -61,6 +62,11 @@ impl Entry {
     /// The tool's definition.
     pub fn definition(&self) -> &ToolDefinition {
         &self.tool.definition
+    }
+
+    /// What identifies this entry in caches: no other entry has it.
+    pub(crate) fn key(&self) -> u64 {
+        self.key
     }
 }
 
