@@ -23,6 +23,11 @@ use crate::AdapterError;
 /// bridge's own stdio edge (`otc-bridge mcp`) takes requests up to the same size.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
+/// A message at least this large is handled apart: a line this long is kept in the pieces it
+/// was read in (`lines.rs`), and a response this large is looked at for a `structuredContent`
+/// to set aside (`set_aside.rs`).
+pub(crate) const LARGE_MESSAGE: usize = 256 * 1024;
+
 /// The JSON-RPC error code of a synthesized refusal (server-defined range); the marker in `data`
 /// is what identifies it.
 const REFUSED_CODE: i32 = -32099;

@@ -3,7 +3,11 @@
 //! host's stdin. Each decides what an unreadable message becomes; what they share is reading.
 //!
 //! Lines are read with `fill_buf`/`consume` and never buffered past [`MAX_MESSAGE_BYTES`]; the
-//! rest of an oversized line only runs through the [`TopLevel`] scanner. All reading state lives
+//! rest of an oversized line only runs through the [`TopLevel`] scanner. A line past
+//! [`LONG`] is kept as the pieces it was read in ([`Frame::Long`]), not grown in one buffer:
+//! a buffer that doubles holds its old and new copies at once (an 11 MB line grew from 8 to 16
+//! MB, 24 MB live for a moment), and a reader that sets part of the line aside can free the
+//! pieces it has read (`set_aside.rs`). All reading state lives
 //! in the struct, because rmcp polls `receive` inside a `select!` and drops it whenever
 //! something else is ready: a cancelled [`LineReader::next`] resumes where it stopped.
 
@@ -11,12 +15,19 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 use super::limits::{MAX_MESSAGE_BYTES, TopLevel};
 
+/// A line at least this long is kept in pieces ([`Frame::Long`]).
+const LONG: usize = super::limits::LARGE_MESSAGE;
+/// The size of each piece of a long line (past its first).
+const PIECE: usize = 64 * 1024;
+
 /// One message's worth of input.
 #[derive(Debug)]
 pub enum Frame {
     /// A whole line within the cap, without its line end (`\n`, `\r\n`) or a leading byte order
     /// mark; never blank.
     Line(Vec<u8>),
+    /// A line of [`LONG`] bytes or more, within the cap, as [`Frame::Line`] but in pieces.
+    Long(Pieces),
     /// A line over [`MAX_MESSAGE_BYTES`], by what the scanner saw of it: given once per line,
     /// as soon as the reader's `enough` says so, else when the line ends.
     Oversized(TopLevel),
@@ -26,8 +37,12 @@ pub enum Frame {
 #[derive(Debug)]
 pub struct LineReader<R> {
     read: R,
-    /// The line read so far (at most the cap).
+    /// The line read so far (at most the cap): up to [`LONG`] bytes here, the rest in `pieces`.
     line: Vec<u8>,
+    /// The line read so far past its first [`LONG`] bytes (the first piece is `line`'s).
+    pieces: Vec<Vec<u8>>,
+    /// Bytes in `line` and `pieces`.
+    len: usize,
     /// The current line is over the cap.
     oversized: Option<Oversized>,
 }
@@ -46,6 +61,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         Self {
             read,
             line: Vec::new(),
+            pieces: Vec::new(),
+            len: 0,
             oversized: None,
         }
     }
@@ -66,7 +83,13 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 if available.is_empty() {
                     return None;
                 }
-                Self::take(&mut self.line, &mut self.oversized, available, &enough)
+                let mut line = Reading {
+                    line: &mut self.line,
+                    pieces: &mut self.pieces,
+                    len: &mut self.len,
+                    oversized: &mut self.oversized,
+                };
+                Self::take(&mut line, available, &enough)
             };
             self.read.consume(consumed);
             if frame.is_some() {
@@ -75,12 +98,10 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 
-    /// Takes the next `\n`-terminated piece of `available` into `line` (or through the scanner
+    /// Takes the next `\n`-terminated piece of `available` into the line (or through the scanner
     /// of an oversized line); returns how much it took and the frame it completed, if any.
-    /// Fields, not `self`: `available` borrows the reader.
     fn take(
-        line: &mut Vec<u8>,
-        oversized: &mut Option<Oversized>,
+        line: &mut Reading<'_>,
         available: &[u8],
         enough: &impl Fn(&TopLevel) -> bool,
     ) -> (usize, Option<Frame>) {
@@ -88,37 +109,135 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         let take = newline.map_or(available.len(), |i| i + 1);
         let chunk = &available[..take];
         let ended = newline.is_some();
-        if oversized.is_none() && line.len() + chunk.len() > MAX_MESSAGE_BYTES {
+        if line.oversized.is_none() && *line.len + chunk.len() > MAX_MESSAGE_BYTES {
             let mut scan = TopLevel::default();
-            scan.feed(line);
-            *line = Vec::new();
-            *oversized = Some(Oversized::Scanning(scan));
+            scan.feed(line.line);
+            for piece in line.pieces.iter() {
+                scan.feed(piece);
+            }
+            line.clear();
+            *line.oversized = Some(Oversized::Scanning(scan));
         }
-        match oversized {
+        match line.oversized {
             Some(Oversized::Scanning(scan)) => {
                 scan.feed(chunk);
                 if ended || enough(scan) {
                     let scan = std::mem::take(scan);
-                    *oversized = (!ended).then_some(Oversized::Reported);
+                    *line.oversized = (!ended).then_some(Oversized::Reported);
                     return (take, Some(Frame::Oversized(scan)));
                 }
                 (take, None)
             }
             Some(Oversized::Reported) => {
                 if ended {
-                    *oversized = None;
+                    *line.oversized = None;
                 }
                 (take, None)
             }
             None => {
-                line.extend_from_slice(chunk);
+                line.push(chunk);
                 if !ended {
                     return (take, None);
                 }
-                let text = trim(std::mem::take(line));
-                (take, (!text.is_empty()).then_some(Frame::Line(text)))
+                (take, line.finish())
             }
         }
+    }
+}
+
+/// A [`LineReader`]'s line being read, borrowed field by field (`available` borrows the
+/// reader).
+struct Reading<'a> {
+    line: &'a mut Vec<u8>,
+    pieces: &'a mut Vec<Vec<u8>>,
+    len: &'a mut usize,
+    oversized: &'a mut Option<Oversized>,
+}
+
+impl Reading<'_> {
+    /// Appends `chunk`: to the line while it is short, then to pieces that are never grown
+    /// past the size they were made with (so never copied).
+    fn push(&mut self, chunk: &[u8]) {
+        *self.len += chunk.len();
+        if self.pieces.is_empty() && *self.len < LONG {
+            self.line.extend_from_slice(chunk);
+            return;
+        }
+        if self.pieces.is_empty() {
+            self.pieces.push(std::mem::take(self.line));
+        }
+        match self.pieces.last_mut() {
+            Some(last) if last.capacity() - last.len() >= chunk.len() => {
+                last.extend_from_slice(chunk);
+            }
+            _ => {
+                let mut piece = Vec::with_capacity(PIECE.max(chunk.len()));
+                piece.extend_from_slice(chunk);
+                self.pieces.push(piece);
+            }
+        }
+    }
+
+    /// The frame of the line read whole, if it is not blank; the reader is ready for the next.
+    fn finish(&mut self) -> Option<Frame> {
+        *self.len = 0;
+        if self.pieces.is_empty() {
+            let text = trim(std::mem::take(self.line));
+            return (!text.is_empty()).then_some(Frame::Line(text));
+        }
+        Some(Frame::Long(Pieces::trimmed(std::mem::take(self.pieces))))
+    }
+
+    fn clear(&mut self) {
+        *self.line = Vec::new();
+        *self.pieces = Vec::new();
+        *self.len = 0;
+    }
+}
+
+/// A long line, in the pieces it was read in, without its line end and byte order mark.
+#[derive(Debug)]
+pub struct Pieces(Vec<Vec<u8>>);
+
+impl Pieces {
+    fn trimmed(mut pieces: Vec<Vec<u8>>) -> Self {
+        for end in [b'\n', b'\r'] {
+            while pieces.last().is_some_and(Vec::is_empty) {
+                pieces.pop();
+            }
+            if let Some(last) = pieces.last_mut()
+                && last.last() == Some(&end)
+            {
+                last.pop();
+            }
+        }
+        if let Some(first) = pieces.first_mut()
+            && first.starts_with(b"\xEF\xBB\xBF")
+        {
+            first.drain(..3);
+        }
+        Self(pieces)
+    }
+
+    /// The pieces, in order.
+    pub(crate) fn into_pieces(self) -> Vec<Vec<u8>> {
+        self.0
+    }
+
+    /// The line in one buffer (of exactly its size).
+    pub fn into_bytes(self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.0.iter().map(Vec::len).sum());
+        for piece in self.0 {
+            bytes.extend_from_slice(&piece);
+        }
+        bytes
+    }
+}
+
+impl From<Vec<Vec<u8>>> for Pieces {
+    /// Pieces as they are (trimmed already).
+    fn from(pieces: Vec<Vec<u8>>) -> Self {
+        Self(pieces)
     }
 }
 
@@ -151,6 +270,30 @@ mod tests {
             frames.push(frame.unwrap());
         }
         frames
+    }
+
+    #[tokio::test]
+    async fn a_long_line_comes_in_pieces_that_make_the_line() {
+        let long: Vec<u8> = (0..LONG * 3).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut input = b"\xEF\xBB\xBF".to_vec();
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\r\n{\"b\":2}\n");
+        input.extend_from_slice(&long[..LONG]);
+        input.push(b'\n');
+        let got = frames(&input, |_| false).await;
+        assert_eq!(got.len(), 3, "{got:?}");
+        let mut got = got.into_iter();
+        let Some(Frame::Long(first)) = got.next() else {
+            panic!("a long frame first");
+        };
+        let pieces = first.into_pieces();
+        assert!(pieces.len() > 1 && pieces.iter().all(|p| p.len() <= LONG));
+        assert_eq!(Pieces::from(pieces).into_bytes(), long);
+        assert!(matches!(got.next(), Some(Frame::Line(l)) if l == br#"{"b":2}"#));
+        let Some(Frame::Long(last)) = got.next() else {
+            panic!("a long frame last");
+        };
+        assert_eq!(last.into_bytes(), long[..LONG]);
     }
 
     #[tokio::test]

@@ -58,7 +58,7 @@ pub use config::{
     RestartConfig, ServeAs,
 };
 pub use limits::{MAX_MESSAGE_BYTES, TopLevel};
-pub use lines::{Frame, LineReader};
+pub use lines::{Frame, LineReader, Pieces};
 pub use login::{LoginOutcome, login};
 pub use oauth::challenges::Challenges;
 pub use oauth::{Visit, VisitError};

@@ -16,7 +16,10 @@
 //! while it travelled) is dropped when newer ones need the room.
 //!
 //! The transports whose messages the bridge reads itself use it: stdio, legacy SSE, and the
-//! event streams of streamable HTTP. A streamable HTTP answer sent as one JSON body is parsed
+//! event streams of streamable HTTP. On stdio a long line arrives in the pieces it was read in,
+//! and [`rewrite_pieces`] sets the text aside from them, freeing each once it is copied out: a
+//! 5 MB structured answer (an 11 MB message, the text block repeating it) peaked at 5.05× its
+//! size through a doubling line buffer and a copy, and now at 2.14× (`mcp_cut_peak`). A streamable HTTP answer sent as one JSON body is parsed
 //! by rmcp's own client before the bridge sees it, and stays parsed.
 
 use std::sync::{LazyLock, Mutex};
@@ -27,7 +30,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// A message at least this large is looked at; a smaller one is parsed as it is.
-pub(crate) const LARGE: usize = 256 * 1024;
+const LARGE: usize = super::limits::LARGE_MESSAGE;
 /// At most this many texts are kept at once.
 const MAX_ENTRIES: usize = 64;
 /// At most this many bytes of text are kept at once (four answers at the size cap).
@@ -87,6 +90,247 @@ pub(crate) fn rewrite(message: &[u8]) -> Option<Vec<u8>> {
     let rewritten = serde_json::to_vec(&response).ok()?;
     keep(key, text);
     Some(rewritten)
+}
+
+/// As [`rewrite`], for a line read in pieces ([`super::lines::Pieces`]), which it frees as it
+/// goes: the message is never in one buffer, and the pieces before `structuredContent` (a text
+/// block that repeats it, typically) are freed before its text is copied out, so the most held
+/// at once is the message (in its pieces) or the text and the rest of the message, not both
+/// and a copy. `Err` gives the line back, whole, when nothing is set aside.
+pub(crate) fn rewrite_pieces(line: super::lines::Pieces) -> Result<Vec<u8>, Vec<u8>> {
+    let pieces = line.into_pieces();
+    let Some(members) = Members::find(&pieces) else {
+        return Err(concat(pieces));
+    };
+    let Some(structured) = members.structured.clone() else {
+        return Err(concat(pieces));
+    };
+    if members.is_error(&pieces) {
+        return Err(concat(pieces));
+    }
+    // The message without the two members' values, with what stands for them in their place.
+    let key = uuid::Uuid::new_v4().to_string();
+    let Ok(marker) = serde_json::to_string(&serde_json::json!({MARKER: key})) else {
+        return Err(concat(pieces));
+    };
+    let mut cuts = vec![(structured.clone(), marker.as_bytes())];
+    if let Some(content) = members.content.clone() {
+        cuts.push((content, b"[]".as_slice()));
+    }
+    cuts.sort_by_key(|(range, _)| range.start);
+    let mut small = Vec::new();
+    let mut text = Vec::new();
+    let mut offset = 0;
+    for piece in pieces {
+        let range = offset..offset + piece.len();
+        offset = range.end;
+        let mut at = range.start;
+        while at < range.end {
+            let slice = |to: usize| &piece[at - range.start..to - range.start];
+            match cuts.iter().find(|(cut, _)| cut.contains(&at)) {
+                Some((cut, stand_in)) => {
+                    let to = cut.end.min(range.end);
+                    if at == cut.start {
+                        small.extend_from_slice(stand_in);
+                    }
+                    if *cut == structured {
+                        if text.capacity() == 0 {
+                            text.reserve_exact(structured.len());
+                        }
+                        text.extend_from_slice(slice(to));
+                    }
+                    at = to;
+                }
+                None => {
+                    let to = cuts
+                        .iter()
+                        .map(|(cut, _)| cut.start)
+                        .filter(|&start| start > at)
+                        .fold(range.end, usize::min);
+                    small.extend_from_slice(slice(to));
+                    at = to;
+                }
+            }
+        }
+        // `piece` is dropped here: what was read is freed as the copy goes.
+    }
+    let Ok(text) = String::from_utf8(text) else {
+        return Err(small);
+    };
+    match RawValue::from_string(text) {
+        Ok(text) => {
+            keep(key, text);
+            Ok(small)
+        }
+        // Not JSON after all: the message goes on as rmcp would have read it (and refused it).
+        Err(_) => Err(small),
+    }
+}
+
+fn concat(pieces: Vec<Vec<u8>>) -> Vec<u8> {
+    super::lines::Pieces::from(pieces).into_bytes()
+}
+
+/// Where the members of a response's `result` that [`rewrite_pieces`] sets aside are, by byte
+/// offset in the whole message; found by a scan of its structure (strings, escapes, nesting)
+/// that copies nothing. `None` when the message is not a JSON object with an object `result`,
+/// or names a member twice.
+#[derive(Debug, Default, Clone)]
+struct Members {
+    content: Option<std::ops::Range<usize>>,
+    structured: Option<std::ops::Range<usize>>,
+    is_error: Option<std::ops::Range<usize>>,
+}
+
+impl Members {
+    fn find(pieces: &[Vec<u8>]) -> Option<Self> {
+        let mut scan = Scan::default();
+        let mut offset = 0;
+        for piece in pieces {
+            for &byte in piece {
+                scan.byte(offset, byte)?;
+                offset += 1;
+            }
+        }
+        (scan.depth == 0 && scan.result_done).then_some(scan.members)
+    }
+
+    fn is_error(&self, pieces: &[Vec<u8>]) -> bool {
+        let Some(range) = &self.is_error else {
+            return false;
+        };
+        let mut value = Vec::new();
+        let mut offset = 0;
+        for piece in pieces {
+            for &byte in piece {
+                if range.contains(&offset) {
+                    value.push(byte);
+                }
+                offset += 1;
+            }
+        }
+        value == b"true"
+    }
+}
+
+/// The state of [`Members::find`]'s scan.
+#[derive(Debug, Default)]
+struct Scan {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// The next string opened at this depth is a key (depth 1, or 2 inside `result`).
+    expect_key: bool,
+    /// A key being read, and the last key read.
+    key: Option<Vec<u8>>,
+    last_key: Vec<u8>,
+    /// Waiting for a member's value to start (after its `:`).
+    value_next: bool,
+    /// The object at depth 2 is `result`'s value.
+    in_result: bool,
+    result_done: bool,
+    /// The `result` member being read: its key and where its value starts.
+    member: Option<(Vec<u8>, usize)>,
+    /// The offset after the last byte of `result`'s members that is not white space.
+    end: usize,
+    members: Members,
+}
+
+/// Keys longer than this are none of the keys looked for.
+const MAX_KEY: usize = 32;
+
+impl Scan {
+    fn byte(&mut self, at: usize, byte: u8) -> Option<()> {
+        let mine = self.depth == 1 || (self.depth == 2 && self.in_result);
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if byte == b'\\' {
+                self.escaped = true;
+            } else if byte == b'"' {
+                self.in_string = false;
+                if let Some(key) = self.key.take() {
+                    self.last_key = key;
+                    return Some(());
+                }
+            }
+            if let Some(key) = &mut self.key
+                && key.len() <= MAX_KEY
+            {
+                key.push(byte);
+            }
+            if self.in_result && self.depth >= 2 {
+                self.end = at + 1;
+            }
+            return Some(());
+        }
+        if byte.is_ascii_whitespace() {
+            return Some(());
+        }
+        if self.in_result && self.depth >= 2 && !(self.depth == 2 && matches!(byte, b',' | b'}')) {
+            self.end = at + 1;
+        }
+        if self.value_next && mine {
+            self.value_next = false;
+            if self.depth == 2 {
+                self.member = Some((std::mem::take(&mut self.last_key), at));
+            } else if self.last_key == b"result" {
+                if byte != b'{' || self.result_done {
+                    return None;
+                }
+                self.in_result = true;
+            }
+        }
+        match byte {
+            b'"' => {
+                self.in_string = true;
+                if self.expect_key && mine {
+                    self.expect_key = false;
+                    self.key = Some(Vec::new());
+                }
+            }
+            b':' if mine => self.value_next = true,
+            b'{' | b'[' => {
+                self.depth += 1;
+                self.expect_key =
+                    byte == b'{' && (self.depth == 1 || (self.depth == 2 && self.in_result));
+            }
+            b',' if mine => {
+                if self.depth == 2 {
+                    self.close_member()?;
+                }
+                self.expect_key = true;
+            }
+            b'}' | b']' => {
+                if self.depth == 2 && self.in_result {
+                    self.close_member()?;
+                    self.in_result = false;
+                    self.result_done = true;
+                }
+                self.depth = self.depth.checked_sub(1)?;
+            }
+            _ => {}
+        }
+        Some(())
+    }
+
+    /// Ends the `result` member being read; `None` when it repeats one looked for.
+    fn close_member(&mut self) -> Option<()> {
+        let Some((key, start)) = self.member.take() else {
+            return Some(());
+        };
+        let slot = match key.as_slice() {
+            b"content" => &mut self.members.content,
+            b"structuredContent" => &mut self.members.structured,
+            b"isError" => &mut self.members.is_error,
+            _ => return Some(()),
+        };
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(start..self.end.max(start));
+        Some(())
+    }
 }
 
 /// Keeps `text` under `key`, dropping the oldest texts past the bounds.
@@ -154,6 +398,81 @@ mod tests {
             structured
         );
         assert!(take(marker).is_none(), "taken once");
+    }
+
+    /// `message` cut into pieces of `size` bytes, as a line reader keeps a long line.
+    fn pieces(message: &[u8], size: usize) -> crate::mcp::Pieces {
+        crate::mcp::Pieces::from(message.chunks(size).map(<[u8]>::to_vec).collect::<Vec<_>>())
+    }
+
+    /// The message `rewrite` or `rewrite_pieces` made, as JSON, with the text kept for its
+    /// marker taken back in its place.
+    fn taken_back(rewritten: &[u8]) -> Value {
+        let mut message: Value = serde_json::from_slice(rewritten).unwrap();
+        if let Some(text) = take(&message["result"]["structuredContent"]) {
+            message["result"]["structuredContent"] = serde_json::from_str(text.get()).unwrap();
+        }
+        message
+    }
+
+    #[test]
+    fn a_message_in_pieces_is_set_aside_as_a_whole_one_is() {
+        let _serial = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Strings that look like structure: quotes, escapes, brackets, keys, commas.
+        let tricky = r#"a "quoted" \ back\slash, {"structuredContent": [1]}, ] } é é"#;
+        let items: Vec<Value> = (0..4_000)
+            .map(
+                |i| json!({"n": i, "s": tricky, "nested": {"a": [i, {"b": null}], "content": "x"}}),
+            )
+            .collect();
+        let structured = json!({"items": items});
+        let text = serde_json::to_string(&structured).unwrap();
+        let results = [
+            json!({"content": [{"type": "text", "text": text}], "structuredContent": structured}),
+            json!({"structuredContent": structured, "_meta": {"k": "v"}, "content": [{"type": "text", "text": tricky}]}),
+            json!({"isError": false, "structuredContent": structured}),
+        ];
+        for result in &results {
+            let message = large_result(result);
+            // With spaces where JSON allows them, too.
+            let spaced = String::from_utf8(message.clone())
+                .unwrap()
+                .replacen("{\"jsonrpc\"", "{ \"jsonrpc\" ", 1)
+                .replacen("\"result\":", "\"result\" :\t", 1)
+                .into_bytes();
+            for message in [&message, &spaced] {
+                let whole = taken_back(&rewrite(message).expect("set aside"));
+                for size in [1, 7, 4096, LARGE, message.len()] {
+                    let rewritten = rewrite_pieces(pieces(message, size)).expect("set aside");
+                    assert!(
+                        rewritten.len() < 400,
+                        "{}",
+                        String::from_utf8_lossy(&rewritten)
+                    );
+                    assert_eq!(taken_back(&rewritten), whole, "pieces of {size}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_in_pieces_that_sets_nothing_aside_is_given_back_whole() {
+        let _serial = SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let big = "x".repeat(LARGE);
+        for message in [
+            large_result(&json!({"isError": true, "structuredContent": {"t": big}})),
+            large_result(&json!({"content": [{"type": "text", "text": big}]})),
+            serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"structuredContent": {"t": big}}})).unwrap(),
+            // A member named twice, and a message that is not JSON.
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"structuredContent":{{"t":"{big}"}},"structuredContent":1}}}}"#).into_bytes(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"structuredContent":{{"t":"{big}"}}"#).into_bytes(),
+        ] {
+            assert_eq!(rewrite_pieces(pieces(&message, 4096)), Err(message.clone()));
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
 use super::limits::{MAX_MESSAGE_BYTES, Refusal, refused, response_id};
-use super::lines::{Frame, LineReader};
+use super::lines::{Frame, LineReader, Pieces};
 use super::set_aside;
 
 /// Bytes read from the child at a time.
@@ -49,9 +49,22 @@ impl StdioTransport {
             }
             None => line,
         };
-        match serde_json::from_slice::<ServerJsonRpcMessage>(&text) {
+        Self::parse(&text)
+    }
+
+    /// As [`StdioTransport::parse_line`], for a long line read in pieces: the structured text is
+    /// set aside from the pieces, which are freed as it is copied out.
+    fn parse_long(line: Pieces) -> Option<ServerJsonRpcMessage> {
+        match set_aside::rewrite_pieces(line) {
+            Ok(rewritten) | Err(rewritten) => Self::parse(&rewritten),
+        }
+    }
+
+    /// The message in `text`, or the refusal standing for it.
+    fn parse(text: &[u8]) -> Option<ServerJsonRpcMessage> {
+        match serde_json::from_slice::<ServerJsonRpcMessage>(text) {
             Ok(message) => Some(message),
-            Err(error) => match response_id(&text) {
+            Err(error) => match response_id(text) {
                 Some(id) => refused(&id, Refusal::Malformed),
                 None => {
                     // Nobody waits for it (a notification, garbage): rmcp drops these too.
@@ -94,6 +107,11 @@ impl Transport<RoleClient> for StdioTransport {
                 }
                 Ok(Frame::Line(text)) => {
                     if let Some(message) = Self::parse_line(text) {
+                        return Some(message);
+                    }
+                }
+                Ok(Frame::Long(line)) => {
+                    if let Some(message) = Self::parse_long(line) {
                         return Some(message);
                     }
                 }

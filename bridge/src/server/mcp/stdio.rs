@@ -149,12 +149,18 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioServe
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
             self.flush_pending().await;
-            let error = match self.read.next(|_| false).await? {
+            let text = match self.read.next(|_| false).await? {
                 Err(error) => {
                     tracing::warn!(%error, "Cannot read from the MCP host.");
                     return None;
                 }
-                Ok(Frame::Line(text)) => match serde_json::from_slice(&text) {
+                Ok(Frame::Line(text)) => Ok(text),
+                // A host's long request (large arguments) is read as any other.
+                Ok(Frame::Long(line)) => Ok(line.into_bytes()),
+                Ok(Frame::Oversized(scan)) => Err(scan),
+            };
+            let error = match text {
+                Ok(text) => match serde_json::from_slice(&text) {
                     Ok(message) => return Some(message),
                     Err(_) => {
                         let mut scan = TopLevel::default();
@@ -163,7 +169,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioServe
                         (!scan.is_response()).then(|| rpc::malformed(&text))
                     }
                 },
-                Ok(Frame::Oversized(scan)) => (!scan.is_response())
+                Err(scan) => (!scan.is_response())
                     .then(|| rpc::too_large(scan.id().as_ref(), MAX_MESSAGE_BYTES)),
             };
             match error {
