@@ -26,7 +26,8 @@ pub enum Frame {
     /// A whole line within the cap, without its line end (`\n`, `\r\n`) or a leading byte order
     /// mark; never blank.
     Line(Vec<u8>),
-    /// A line of [`LONG`] bytes or more, within the cap, as [`Frame::Line`] but in pieces.
+    /// A line of 256 KiB or more (within the cap), as [`Frame::Line`] but in the pieces it was
+    /// read in.
     Long(Pieces),
     /// A line over [`MAX_MESSAGE_BYTES`], by what the scanner saw of it: given once per line,
     /// as soon as the reader's `enough` says so, else when the line ends.
@@ -105,7 +106,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         available: &[u8],
         enough: &impl Fn(&TopLevel) -> bool,
     ) -> (usize, Option<Frame>) {
-        let newline = available.iter().position(|b| *b == b'\n');
+        let newline = memchr::memchr(b'\n', available);
         let take = newline.map_or(available.len(), |i| i + 1);
         let chunk = &available[..take];
         let ended = newline.is_some();

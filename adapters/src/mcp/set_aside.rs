@@ -187,10 +187,24 @@ impl Members {
         let mut scan = Scan::default();
         let mut offset = 0;
         for piece in pieces {
-            for &byte in piece {
-                scan.byte(offset, byte)?;
-                offset += 1;
+            let mut at = 0;
+            while at < piece.len() {
+                // Inside a string value only its closing quote and escapes matter: jump to the
+                // next (most of a message is string text, and byte by byte made this scan a
+                // third slower than the whole parse it replaces).
+                if scan.in_string && !scan.escaped && scan.key.is_none() {
+                    let skip =
+                        memchr::memchr2(b'"', b'\\', &piece[at..]).unwrap_or(piece.len() - at);
+                    at += skip;
+                    scan.skipped(offset + at);
+                    if at == piece.len() {
+                        break;
+                    }
+                }
+                scan.byte(offset + at, piece[at])?;
+                at += 1;
             }
+            offset += piece.len();
         }
         (scan.depth == 0 && scan.result_done).then_some(scan.members)
     }
@@ -312,6 +326,13 @@ impl Scan {
             _ => {}
         }
         Some(())
+    }
+
+    /// The string's text up to `to` went by unread.
+    fn skipped(&mut self, to: usize) {
+        if self.in_result && self.depth >= 2 && to > 0 {
+            self.end = self.end.max(to);
+        }
     }
 
     /// Ends the `result` member being read; `None` when it repeats one looked for.
