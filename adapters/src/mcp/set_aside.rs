@@ -78,9 +78,7 @@ pub(crate) fn rewrite(message: &[u8]) -> Option<Vec<u8>> {
     }
     let structured = *response.result.get("structuredContent")?;
     let key = uuid::Uuid::new_v4().to_string();
-    let marker =
-        RawValue::from_string(serde_json::to_string(&serde_json::json!({MARKER: key})).ok()?)
-            .ok()?;
+    let marker = RawValue::from_string(marker(&key)?).ok()?;
     let empty = RawValue::from_string("[]".to_owned()).ok()?;
     let text: Box<RawValue> = structured.to_owned();
     response.result.insert("structuredContent".into(), &marker);
@@ -110,7 +108,7 @@ pub(crate) fn rewrite_pieces(line: super::lines::Pieces) -> Result<Vec<u8>, Vec<
     }
     // The message without the two members' values, with what stands for them in their place.
     let key = uuid::Uuid::new_v4().to_string();
-    let Ok(marker) = serde_json::to_string(&serde_json::json!({MARKER: key})) else {
+    let Some(marker) = marker(&key) else {
         return Err(concat(pieces));
     };
     let mut cuts = vec![(structured.clone(), marker.as_bytes())];
@@ -167,6 +165,11 @@ pub(crate) fn rewrite_pieces(line: super::lines::Pieces) -> Result<Vec<u8>, Vec<
     }
 }
 
+/// The object standing for the text kept under `key`.
+fn marker(key: &str) -> Option<String> {
+    serde_json::to_string(&serde_json::json!({MARKER: key})).ok()
+}
+
 fn concat(pieces: Vec<Vec<u8>>) -> Vec<u8> {
     super::lines::Pieces::from(pieces).into_bytes()
 }
@@ -213,15 +216,15 @@ impl Members {
         let Some(range) = &self.is_error else {
             return false;
         };
+        // The value's bytes, sliced from the pieces it spans (a few bytes: the whole message
+        // is not walked again).
         let mut value = Vec::new();
         let mut offset = 0;
         for piece in pieces {
-            for &byte in piece {
-                if range.contains(&offset) {
-                    value.push(byte);
-                }
-                offset += 1;
-            }
+            let start = range.start.clamp(offset, offset + piece.len());
+            let end = range.end.clamp(offset, offset + piece.len());
+            value.extend_from_slice(&piece[start - offset..end - offset]);
+            offset += piece.len();
         }
         value == b"true"
     }
@@ -492,7 +495,9 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"structuredContent":{{"t":"{big}"}},"structuredContent":1}}}}"#).into_bytes(),
             format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"structuredContent":{{"t":"{big}"}}"#).into_bytes(),
         ] {
-            assert_eq!(rewrite_pieces(pieces(&message, 4096)), Err(message.clone()));
+            for size in [3, 4096] {
+                assert_eq!(rewrite_pieces(pieces(&message, size)), Err(message.clone()));
+            }
         }
     }
 
