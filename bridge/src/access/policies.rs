@@ -13,6 +13,7 @@
 //! with the `reason` of the rule that decided (never its expression).
 
 use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -358,8 +359,8 @@ impl Policies {
             .iter()
             .enumerate()
             .map(|(index, rule)| {
-                covered.has(index)
-                    && (rule.patterns & CALLERS == 0 || named.get(index).is_some_and(|&n| n))
+                covered.contains(index)
+                    && (rule.patterns & CALLERS == 0 || named.get(index).is_some_and(|&n| n != 0))
                     && rule.is_in_groups(caller)
                     && rule.has_claims(caller)
             })
@@ -955,48 +956,32 @@ impl Index {
                         .is_none_or(|range| range.matches(&version))
                 });
         }
-        Rules::of(rules.iter().zip(matched).map(|(rule, matched)| {
-            matched == rule.patterns & (TOOLKITS | TOOLS) && rule.is_destructive_as(entry)
-        }))
+        rules
+            .iter()
+            .zip(matched)
+            .enumerate()
+            .filter(|(_, (rule, matched))| {
+                *matched == rule.patterns & (TOOLKITS | TOOLS) && rule.is_destructive_as(entry)
+            })
+            .map(|(index, _)| index)
+            .collect()
     }
 
-    /// Per rule, whether one of its caller patterns matches `name` (empty when no rule has
-    /// caller patterns: none is then asked).
-    fn named(&self, name: &str) -> Vec<bool> {
-        if self.callers.rules.is_empty() {
-            return Vec::new();
+    /// Per rule, whether one of its caller patterns matches `name` (not 0), by the bits of
+    /// [`PatternSet::mark`]; empty when no rule has caller patterns (none is then asked).
+    fn named(&self, name: &str) -> Vec<u8> {
+        let mut matched = Vec::new();
+        if !self.callers.rules.is_empty() {
+            matched.resize(self.rules, 0);
+            self.callers
+                .mark(name, CALLERS, &mut matched, &mut Vec::new(), |_| true);
         }
-        let mut matched = vec![0; self.rules];
-        self.callers
-            .mark(name, CALLERS, &mut matched, &mut Vec::new(), |_| true);
-        matched.into_iter().map(|m| m != 0).collect()
+        matched
     }
 }
 
-/// A set of rules, by index: a bit each.
-#[derive(Debug)]
-struct Rules(Box<[u64]>);
-
-impl Rules {
-    fn of(members: impl Iterator<Item = bool>) -> Self {
-        let mut bits = Vec::new();
-        for (index, member) in members.enumerate() {
-            if index % 64 == 0 {
-                bits.push(0);
-            }
-            if member && let Some(word) = bits.last_mut() {
-                *word |= 1 << (index % 64);
-            }
-        }
-        Self(bits.into_boxed_slice())
-    }
-
-    fn has(&self, index: usize) -> bool {
-        self.0
-            .get(index / 64)
-            .is_some_and(|word| word & (1 << (index % 64)) != 0)
-    }
-}
+/// A set of rules, by index.
+type Rules = bit_set::BitSet;
 
 /// How many tools' [`Rules`] [`Covered`] keeps: a catalog's worth, at a few bytes each.
 const COVERED_TOOLS: usize = 65_536;
@@ -1015,13 +1000,13 @@ impl Default for Covered {
 
 impl Covered {
     fn get_or_insert(&self, entry: &Entry, cover: impl FnOnce() -> Rules) -> Arc<Rules> {
-        let key = entry.key();
-        if let Some(known) = self.0.get(&key) {
-            return known;
+        let covered = self
+            .0
+            .get_or_insert_with(&entry.key(), || Ok::<_, Infallible>(Arc::new(cover())));
+        match covered {
+            Ok(rules) => rules,
+            Err(never) => match never {},
         }
-        let rules = Arc::new(cover());
-        self.0.insert(key, Arc::clone(&rules));
-        rules
     }
 }
 
