@@ -316,7 +316,8 @@ impl Policies {
         if self.rules.is_empty() {
             return true;
         }
-        self.visible(self.applying(caller, entry).into_iter())
+        let applying = self.applying(caller, entry);
+        self.visible(&applying)
     }
 
     /// What `caller` sees of the catalog `catalog_id` (of `len` tools, by position), filled in
@@ -348,29 +349,24 @@ impl Policies {
         known
     }
 
-    /// Which rules' who and what match `caller` and `entry`, in order (conditions aside). The
-    /// what is read from [`Covered`] (matched once per tool); the who is checked here.
-    fn applying(&self, caller: &Caller, entry: &Entry) -> Vec<bool> {
-        let covered = self
-            .covered
-            .get_or_insert(entry, || self.index.covering(&self.rules, entry));
-        let named = self.index.named(&caller.name);
-        self.rules
-            .iter()
-            .enumerate()
-            .map(|(index, rule)| {
-                covered.contains(index)
-                    && (rule.patterns & CALLERS == 0 || named.get(index).is_some_and(|&n| n != 0))
-                    && rule.is_in_groups(caller)
-                    && rule.has_claims(caller)
-            })
-            .collect()
+    /// Which rules' who and what match `caller` and `entry` (conditions aside): the what is
+    /// read from [`Covered`] (matched once per tool), the who is checked as each rule is asked
+    /// about, so a question answered by the first rules asks no further and nothing is
+    /// collected.
+    fn applying<'p>(&'p self, caller: &'p Caller, entry: &Entry) -> Applying<'p> {
+        Applying {
+            caller,
+            covered: self
+                .covered
+                .get_or_insert(entry, || self.index.covering(&self.rules, entry)),
+            named: self.index.named(&caller.name),
+        }
     }
 
-    /// Whether a tool is visible, given which rules' who and what match it, in order.
-    fn visible(&self, applies: impl Iterator<Item = bool>) -> bool {
-        for (rule, applies) in self.rules.iter().zip(applies) {
-            if !applies {
+    /// Whether a tool is visible, given which rules' who and what match it.
+    fn visible(&self, applying: &Applying<'_>) -> bool {
+        for (index, rule) in self.rules.iter().enumerate() {
+            if !applying.applies(index, rule) {
                 continue;
             }
             match (rule.effect, &rule.when) {
@@ -390,16 +386,16 @@ impl Policies {
         }
         // Who and what are matched once for all rules; the conditions' variables are built
         // once, when the first condition needs them.
-        let applies = self.applying(caller, entry);
-        if !self.visible(applies.iter().copied()) {
+        let applying = self.applying(caller, entry);
+        if !self.visible(&applying) {
             return Verdict::Hidden;
         }
         let vars = Variables::new(caller, entry, input);
         // The first rule that applies and whose condition holds decides; when none does, the
         // first conditional rule that applied is the one whose reason explains the refusal.
         let mut unmet = None;
-        for (index, (rule, applies)) in self.rules.iter().zip(applies).enumerate() {
-            if !applies {
+        for (index, rule) in self.rules.iter().enumerate() {
+            if !applying.applies(index, rule) {
                 continue;
             }
             let holds = match &rule.when {
@@ -433,6 +429,26 @@ impl Policies {
             condition.program.execute(&context),
             Ok(cel::Value::Bool(true))
         )
+    }
+}
+
+/// Which rules apply to one caller and one tool, asked rule by rule ([`Policies::applying`]).
+struct Applying<'p> {
+    caller: &'p Caller,
+    /// The rules whose what covers the tool.
+    covered: Arc<Rules>,
+    /// Per rule, whether one of its caller patterns names the caller (empty when no rule has
+    /// one).
+    named: Vec<u8>,
+}
+
+impl Applying<'_> {
+    /// Whether the who and the what of `rule`, the rule at `index`, match.
+    fn applies(&self, index: usize, rule: &Rule) -> bool {
+        self.covered.contains(index)
+            && (rule.patterns & CALLERS == 0 || self.named.get(index).is_some_and(|&n| n != 0))
+            && rule.is_in_groups(self.caller)
+            && rule.has_claims(self.caller)
     }
 }
 
