@@ -192,6 +192,13 @@ impl Members {
         for piece in pieces {
             let mut at = 0;
             while at < piece.len() {
+                // Inside a value deeper than the members looked for only brackets and strings
+                // matter: read by a lean loop instead of the whole state machine (most of a
+                // message is such values).
+                if scan.deep() {
+                    at += scan.skip_deep(offset + at, &piece[at..]);
+                    continue;
+                }
                 // Inside a string value only its closing quote and escapes matter: jump to the
                 // next (most of a message is string text, and byte by byte made this scan a
                 // third slower than the whole parse it replaces).
@@ -331,6 +338,50 @@ impl Scan {
         Some(())
     }
 
+    /// Whether the scan is inside a value none of whose members is looked for: deeper than
+    /// `result`'s members, or than the message's own outside `result`.
+    fn deep(&self) -> bool {
+        self.depth >= 3 || (self.depth == 2 && !self.in_result)
+    }
+
+    /// Reads `bytes`, which start at offset `at` inside a [`Scan::deep`] value, until that
+    /// value closes (or they run out), following only strings, escapes and brackets; returns
+    /// how many bytes it read.
+    fn skip_deep(&mut self, at: usize, bytes: &[u8]) -> usize {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.escaped {
+                self.escaped = false;
+            } else if self.in_string {
+                let Some(next) = memchr::memchr2(b'"', b'\\', &bytes[i..]) else {
+                    return bytes.len();
+                };
+                i += next;
+                match bytes[i] {
+                    b'"' => self.in_string = false,
+                    _ => self.escaped = true,
+                }
+            } else {
+                match bytes[i] {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth -= 1;
+                        if !self.deep() {
+                            if self.in_result {
+                                self.end = at + i + 1;
+                            }
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        bytes.len()
+    }
+
     /// The string's text up to `to` went by unread.
     fn skipped(&mut self, to: usize) {
         if self.in_result && self.depth >= 2 && to > 0 {
@@ -466,7 +517,19 @@ mod tests {
                 .replacen("{\"jsonrpc\"", "{ \"jsonrpc\" ", 1)
                 .replacen("\"result\":", "\"result\" :\t", 1)
                 .into_bytes();
-            for message in [&message, &spaced] {
+            // A member of the message besides `result` that holds look-alikes of what is
+            // looked for, nested, before and after it.
+            let decoy = r#""_meta": {"result": {"structuredContent": [{"content": "\\\""}]}}"#;
+            let decoyed = String::from_utf8(message.clone())
+                .unwrap()
+                .replacen("{\"jsonrpc\"", &format!("{{{decoy}, \"jsonrpc\""), 1)
+                .replacen(
+                    "\"id\":7",
+                    &format!("\"id\":7, {}", decoy.replace("_meta", "_after")),
+                    1,
+                )
+                .into_bytes();
+            for message in [&message, &spaced, &decoyed] {
                 let whole = taken_back(&rewrite(message).expect("set aside"));
                 for size in [1, 7, 4096, LARGE, message.len()] {
                     let rewritten = rewrite_pieces(pieces(message, size)).expect("set aside");
@@ -475,7 +538,10 @@ mod tests {
                         "{}",
                         String::from_utf8_lossy(&rewritten)
                     );
-                    assert_eq!(taken_back(&rewritten), whole, "pieces of {size}");
+                    // (The whole-message rewrite keeps only the members JSON-RPC defines.)
+                    let back = taken_back(&rewritten);
+                    assert_eq!(back["result"], whole["result"], "pieces of {size}");
+                    assert_eq!(back["id"], whole["id"], "pieces of {size}");
                 }
             }
         }
