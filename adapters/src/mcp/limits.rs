@@ -16,6 +16,7 @@
 use rmcp::model as mcp;
 use serde_json::{Value, json};
 
+use super::nesting::Nesting;
 use crate::AdapterError;
 
 /// The largest message accepted from an MCP server, on every transport: rmcp's own stdio and
@@ -82,13 +83,13 @@ pub(crate) fn classify(error: &mcp::ErrorData) -> Option<AdapterError> {
     }
 }
 
-/// Scans a JSON object byte by byte for its top-level `id` and whether it is a response, without
-/// keeping more than a few bytes, so it can run over a message that is never buffered.
+/// Scans a JSON object for its top-level `id` and whether it is a response, without keeping
+/// more than a few bytes, so it can run over a message that is never buffered: the top level
+/// byte by byte, what is nested below it only for where it ends (a lean skip shared with the
+/// scanner that sets large answers aside).
 #[derive(Debug, Default)]
 pub struct TopLevel {
-    depth: u32,
-    in_string: bool,
-    escaped: bool,
+    nesting: Nesting,
     /// The next string at depth 1 is a key.
     expect_key: bool,
     /// The depth-1 key being read (cut at a few bytes: only short keys matter).
@@ -107,8 +108,15 @@ const MAX_CAPTURE: usize = 256;
 impl TopLevel {
     /// Feeds the next bytes of the message.
     pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.byte(b);
+        let mut at = 0;
+        while at < bytes.len() {
+            // Nothing below the top level is read: only where it ends.
+            if self.nesting.depth >= 2 {
+                at += self.nesting.skip_deeper(1, &bytes[at..]);
+                continue;
+            }
+            self.byte(bytes[at]);
+            at += 1;
         }
     }
 
@@ -121,19 +129,19 @@ impl TopLevel {
     }
 
     fn byte(&mut self, b: u8) {
-        let capturing = self.depth == 1 && self.value.is_some();
-        if self.in_string {
+        let capturing = self.nesting.depth == 1 && self.value.is_some();
+        if self.nesting.in_string {
             if capturing {
                 Self::push(&mut self.value, b);
             }
-            if self.escaped {
-                self.escaped = false;
+            if self.nesting.escaped {
+                self.nesting.escaped = false;
                 Self::push(&mut self.key, b);
             } else if b == b'\\' {
-                self.escaped = true;
+                self.nesting.escaped = true;
                 Self::push(&mut self.key, b);
             } else if b == b'"' {
-                self.in_string = false;
+                self.nesting.in_string = false;
                 if let Some(key) = self.key.take() {
                     self.last_key = key;
                 }
@@ -144,10 +152,10 @@ impl TopLevel {
         }
         match b {
             b'"' => {
-                self.in_string = true;
+                self.nesting.in_string = true;
                 if capturing {
                     Self::push(&mut self.value, b);
-                } else if self.depth == 1 && self.expect_key {
+                } else if self.nesting.depth == 1 && self.expect_key {
                     self.key = Some(Vec::new());
                     self.expect_key = false;
                 }
@@ -156,29 +164,31 @@ impl TopLevel {
                 if capturing {
                     Self::push(&mut self.value, b);
                 }
-                self.depth = self.depth.saturating_add(1);
-                if self.depth == 1 && b == b'{' {
+                self.nesting.depth = self.nesting.depth.saturating_add(1);
+                if self.nesting.depth == 1 && b == b'{' {
                     self.expect_key = true;
                 }
             }
             b'}' | b']' => {
-                if self.depth == 1 {
+                if self.nesting.depth == 1 {
                     self.finish_value();
                 } else if capturing {
                     Self::push(&mut self.value, b);
                 }
-                self.depth = self.depth.saturating_sub(1);
+                self.nesting.depth = self.nesting.depth.saturating_sub(1);
             }
-            b',' if self.depth == 1 => {
+            b',' if self.nesting.depth == 1 => {
                 self.finish_value();
                 self.expect_key = true;
             }
-            b':' if self.depth == 1 && self.value.is_none() => match self.last_key.as_slice() {
-                b"id" => self.value = Some(Vec::new()),
-                b"result" | b"error" => self.saw_result = true,
-                b"method" => self.saw_method = true,
-                _ => {}
-            },
+            b':' if self.nesting.depth == 1 && self.value.is_none() => {
+                match self.last_key.as_slice() {
+                    b"id" => self.value = Some(Vec::new()),
+                    b"result" | b"error" => self.saw_result = true,
+                    b"method" => self.saw_method = true,
+                    _ => {}
+                }
+            }
             _ if capturing => Self::push(&mut self.value, b),
             _ => {}
         }

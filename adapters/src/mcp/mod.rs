@@ -11,6 +11,8 @@
 //! - [`LineReader`] (`lines`): newline-delimited JSON-RPC read under that cap, shared with the
 //!   bridge's own stdio edge, which answers what it cannot read with JSON-RPC errors.
 //! - `convert`: call results and rmcp errors → values and [`AdapterError`]s.
+//! - `set_aside`: a large `structuredContent` kept as its text, out of rmcp's parse; `nesting`:
+//!   the strings-and-brackets skip its scan shares with `limits`'.
 //! - `features`: resources and prompts served as tools (`resources: tools`, `prompts: tools`).
 //!
 //! Translation of tool lists is pure and lives in `otc_mappings::mcp`. Calls multiplex over one
@@ -47,6 +49,7 @@ mod http;
 mod limits;
 mod lines;
 mod login;
+mod nesting;
 mod oauth;
 mod set_aside;
 mod sse;

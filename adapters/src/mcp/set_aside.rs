@@ -29,6 +29,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::nesting::Nesting;
+
 /// A message at least this large is looked at; a smaller one is parsed as it is.
 const LARGE: usize = super::limits::LARGE_MESSAGE;
 /// At most this many texts are kept at once.
@@ -202,7 +204,7 @@ impl Members {
                 // Inside a string value only its closing quote and escapes matter: jump to the
                 // next (most of a message is string text, and byte by byte made this scan a
                 // third slower than the whole parse it replaces).
-                if scan.in_string && !scan.escaped && scan.key.is_none() {
+                if scan.nesting.in_string && !scan.nesting.escaped && scan.key.is_none() {
                     let skip =
                         memchr::memchr2(b'"', b'\\', &piece[at..]).unwrap_or(piece.len() - at);
                     at += skip;
@@ -216,7 +218,7 @@ impl Members {
             }
             offset += piece.len();
         }
-        (scan.depth == 0 && scan.result_done).then_some(scan.members)
+        (scan.nesting.depth == 0 && scan.result_done).then_some(scan.members)
     }
 
     fn is_error(&self, pieces: &[Vec<u8>]) -> bool {
@@ -240,9 +242,7 @@ impl Members {
 /// The state of [`Members::find`]'s scan.
 #[derive(Debug, Default)]
 struct Scan {
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    nesting: Nesting,
     /// The next string opened at this depth is a key (depth 1, or 2 inside `result`).
     expect_key: bool,
     /// A key being read, and the last key read.
@@ -265,14 +265,14 @@ const MAX_KEY: usize = 32;
 
 impl Scan {
     fn byte(&mut self, at: usize, byte: u8) -> Option<()> {
-        let mine = self.depth == 1 || (self.depth == 2 && self.in_result);
-        if self.in_string {
-            if self.escaped {
-                self.escaped = false;
+        let mine = self.nesting.depth == 1 || (self.nesting.depth == 2 && self.in_result);
+        if self.nesting.in_string {
+            if self.nesting.escaped {
+                self.nesting.escaped = false;
             } else if byte == b'\\' {
-                self.escaped = true;
+                self.nesting.escaped = true;
             } else if byte == b'"' {
-                self.in_string = false;
+                self.nesting.in_string = false;
                 if let Some(key) = self.key.take() {
                     self.last_key = key;
                     return Some(());
@@ -283,7 +283,7 @@ impl Scan {
             {
                 key.push(byte);
             }
-            if self.in_result && self.depth >= 2 {
+            if self.in_result && self.nesting.depth >= 2 {
                 self.end = at + 1;
             }
             return Some(());
@@ -291,12 +291,15 @@ impl Scan {
         if byte.is_ascii_whitespace() {
             return Some(());
         }
-        if self.in_result && self.depth >= 2 && !(self.depth == 2 && matches!(byte, b',' | b'}')) {
+        if self.in_result
+            && self.nesting.depth >= 2
+            && !(self.nesting.depth == 2 && matches!(byte, b',' | b'}'))
+        {
             self.end = at + 1;
         }
         if self.value_next && mine {
             self.value_next = false;
-            if self.depth == 2 {
+            if self.nesting.depth == 2 {
                 self.member = Some((std::mem::take(&mut self.last_key), at));
             } else if self.last_key == b"result" {
                 if byte != b'{' || self.result_done {
@@ -307,7 +310,7 @@ impl Scan {
         }
         match byte {
             b'"' => {
-                self.in_string = true;
+                self.nesting.in_string = true;
                 if self.expect_key && mine {
                     self.expect_key = false;
                     self.key = Some(Vec::new());
@@ -315,76 +318,52 @@ impl Scan {
             }
             b':' if mine => self.value_next = true,
             b'{' | b'[' => {
-                self.depth += 1;
-                self.expect_key =
-                    byte == b'{' && (self.depth == 1 || (self.depth == 2 && self.in_result));
+                self.nesting.depth += 1;
+                self.expect_key = byte == b'{'
+                    && (self.nesting.depth == 1 || (self.nesting.depth == 2 && self.in_result));
             }
             b',' if mine => {
-                if self.depth == 2 {
+                if self.nesting.depth == 2 {
                     self.close_member()?;
                 }
                 self.expect_key = true;
             }
             b'}' | b']' => {
-                if self.depth == 2 && self.in_result {
+                if self.nesting.depth == 2 && self.in_result {
                     self.close_member()?;
                     self.in_result = false;
                     self.result_done = true;
                 }
-                self.depth = self.depth.checked_sub(1)?;
+                self.nesting.depth = self.nesting.depth.checked_sub(1)?;
             }
             _ => {}
         }
         Some(())
     }
 
-    /// Whether the scan is inside a value none of whose members is looked for: deeper than
-    /// `result`'s members, or than the message's own outside `result`.
+    /// The depth of the members looked for: `result`'s inside it, the message's outside.
+    fn watched(&self) -> usize {
+        if self.in_result { 2 } else { 1 }
+    }
+
+    /// Whether the scan is inside a value none of whose members is looked for.
     fn deep(&self) -> bool {
-        self.depth >= 3 || (self.depth == 2 && !self.in_result)
+        self.nesting.depth > self.watched()
     }
 
     /// Reads `bytes`, which start at offset `at` inside a [`Scan::deep`] value, until that
-    /// value closes (or they run out), following only strings, escapes and brackets; returns
-    /// how many bytes it read.
+    /// value closes (or they run out); returns how many bytes it read.
     fn skip_deep(&mut self, at: usize, bytes: &[u8]) -> usize {
-        let mut i = 0;
-        while i < bytes.len() {
-            if self.escaped {
-                self.escaped = false;
-            } else if self.in_string {
-                let Some(next) = memchr::memchr2(b'"', b'\\', &bytes[i..]) else {
-                    return bytes.len();
-                };
-                i += next;
-                match bytes[i] {
-                    b'"' => self.in_string = false,
-                    _ => self.escaped = true,
-                }
-            } else {
-                match bytes[i] {
-                    b'"' => self.in_string = true,
-                    b'{' | b'[' => self.depth += 1,
-                    b'}' | b']' => {
-                        self.depth -= 1;
-                        if !self.deep() {
-                            if self.in_result {
-                                self.end = at + i + 1;
-                            }
-                            return i + 1;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            i += 1;
+        let read = self.nesting.skip_deeper(self.watched(), bytes);
+        if !self.deep() && self.in_result {
+            self.end = at + read;
         }
-        bytes.len()
+        read
     }
 
     /// The string's text up to `to` went by unread.
     fn skipped(&mut self, to: usize) {
-        if self.in_result && self.depth >= 2 && to > 0 {
+        if self.in_result && self.nesting.depth >= 2 && to > 0 {
             self.end = self.end.max(to);
         }
     }
