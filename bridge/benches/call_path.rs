@@ -22,43 +22,15 @@ use otc_bridge::{
     AppState, CacheStoreConfig, Catalog, ResultCache, ServerSettings, SharedCatalog, SourceOptions,
     SourceTools, app,
 };
-use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
-use serde_json::{Value, json};
 use tower::ServiceExt;
 
-fn adapter() -> FakeAdapter {
-    let version = ToolVersion::new(1, 0, 0);
-    let add = ToolDefinition {
-        id: ToolId::exact("Calculator", "Add", version),
-        name: "Calculator_Add".to_owned(),
-        description: "Adds two numbers.".to_owned(),
-        version,
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "number", "description": "First."},
-                "b": {"type": "number", "description": "Second."}
-            },
-            "required": ["a", "b"]
-        })
-        .into(),
-        output_schema: Some(json!({"type": "number"}).into()),
-        requirements: None,
-    };
-    FakeAdapter::new("bench").tool(add, |call| {
-        let n = |k| {
-            call.input
-                .get(k)
-                .and_then(Value::as_f64)
-                .unwrap_or_default()
-        };
-        Ok(json!(n("a") + n("b")))
-    })
-}
+#[path = "support/calculator.rs"]
+mod support;
+use support::calculator;
 
 /// The bridge's router over the calculator, its source compiled with `options` (YAML).
 fn router(runtime: &tokio::runtime::Runtime, options: &str) -> axum::Router {
-    router_with(runtime, adapter(), options, ServerSettings::default())
+    router_with(runtime, calculator(), options, ServerSettings::default())
 }
 
 /// [`router`] over `adapter`, with `settings`.
@@ -189,7 +161,7 @@ fn cached(c: &mut Criterion) {
             ..ServerSettings::default()
         };
         // Read-only, so that its answers are kept; its counter tells that they were.
-        let calculator = adapter().read_only();
+        let calculator = calculator().read_only();
         let router = router_with(
             &runtime,
             calculator.clone(),

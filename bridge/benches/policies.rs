@@ -29,6 +29,10 @@ use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
 use serde_json::{Map, Value, json};
 use tower::ServiceExt;
 
+#[path = "support/calculator.rs"]
+mod support;
+use support::calculator;
+
 /// 100 rules: 90 that do not apply, 10 conditions that are evaluated and fail, one allow.
 fn hundred_rules() -> Policies {
     let mut yaml = String::new();
@@ -77,33 +81,8 @@ fn five_rules() -> Policies {
 }
 
 fn catalog() -> Catalog {
-    let version = ToolVersion::new(1, 0, 0);
-    let add = ToolDefinition {
-        id: ToolId::exact("Calculator", "Add", version),
-        name: "Calculator_Add".to_owned(),
-        description: "Adds two numbers.".to_owned(),
-        version,
-        input_schema: json!({
-            "type": "object",
-            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-            "required": ["a", "b"]
-        })
-        .into(),
-        output_schema: None,
-        requirements: None,
-    };
-    let adapter = FakeAdapter::new("bench")
-        .tool(add, |call| {
-            let n = |k| {
-                call.input
-                    .get(k)
-                    .and_then(Value::as_f64)
-                    .unwrap_or_default()
-            };
-            Ok(json!(n("a") + n("b")))
-        })
-        // An addition changes nothing (and so passes the README's `nothing-destructive`).
-        .read_only();
+    // An addition changes nothing (and so passes the README's `nothing-destructive`).
+    let adapter = calculator().read_only();
     let adapter: Arc<dyn otc_adapters::Adapter> = Arc::new(adapter);
     let mapped = futures::executor::block_on(adapter.list_tools()).unwrap();
     let source = SourceTools::compile(adapter, Arc::default(), mapped.tools, &mut Vec::new());
