@@ -134,19 +134,10 @@ impl TopLevel {
             if capturing {
                 Self::push(&mut self.value, b);
             }
-            if self.nesting.escaped {
-                self.nesting.escaped = false;
+            if !self.nesting.string_byte(b) {
                 Self::push(&mut self.key, b);
-            } else if b == b'\\' {
-                self.nesting.escaped = true;
-                Self::push(&mut self.key, b);
-            } else if b == b'"' {
-                self.nesting.in_string = false;
-                if let Some(key) = self.key.take() {
-                    self.last_key = key;
-                }
-            } else {
-                Self::push(&mut self.key, b);
+            } else if let Some(key) = self.key.take() {
+                self.last_key = key;
             }
             return;
         }

@@ -27,10 +27,7 @@ impl Nesting {
                     return bytes.len();
                 };
                 i += next;
-                match bytes[i] {
-                    b'"' => self.in_string = false,
-                    _ => self.escaped = true,
-                }
+                self.string_byte(bytes[i]);
             } else {
                 match bytes[i] {
                     b'"' => self.in_string = true,
@@ -47,6 +44,21 @@ impl Nesting {
             i += 1;
         }
         bytes.len()
+    }
+
+    /// Reads one byte of a string (`in_string`): a backslash escapes the next, an unescaped
+    /// quote ends the string. Returns whether it ended it. Every scanner reads string bytes
+    /// through this, so all agree on where a string ends.
+    pub(crate) fn string_byte(&mut self, byte: u8) -> bool {
+        if self.escaped {
+            self.escaped = false;
+        } else if byte == b'\\' {
+            self.escaped = true;
+        } else if byte == b'"' {
+            self.in_string = false;
+            return true;
+        }
+        false
     }
 }
 

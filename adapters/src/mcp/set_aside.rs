@@ -267,16 +267,11 @@ impl Scan {
     fn byte(&mut self, at: usize, byte: u8) -> Option<()> {
         let mine = self.nesting.depth == 1 || (self.nesting.depth == 2 && self.in_result);
         if self.nesting.in_string {
-            if self.nesting.escaped {
-                self.nesting.escaped = false;
-            } else if byte == b'\\' {
-                self.nesting.escaped = true;
-            } else if byte == b'"' {
-                self.nesting.in_string = false;
-                if let Some(key) = self.key.take() {
-                    self.last_key = key;
-                    return Some(());
-                }
+            if self.nesting.string_byte(byte)
+                && let Some(key) = self.key.take()
+            {
+                self.last_key = key;
+                return Some(());
             }
             if let Some(key) = &mut self.key
                 && key.len() <= MAX_KEY
