@@ -87,19 +87,18 @@ pub(crate) fn convert(schema: &mut Value, direction: Direction, fixes: &mut Fixe
     // ([`Repair`]'s), whatever the order of the keys. The scalars' repairs come before a tuple
     // `items` is renamed, the schemas' after.
     bad.sort_unstable();
-    let schemas = bad.split_off(bad.partition_point(|repair| repair.check < Check::Schema));
+    let mut schemas = bad.split_off(bad.partition_point(|repair| repair.check < Check::Schema));
     repair(map, bad, fixes);
-    let mut bad = schemas;
     // Tuple `items` (draft 4–2019) is `prefixItems` in 2020-12.
     if tuple && let Some(Value::Array(mut list)) = map.remove("items") {
         if list.is_empty() {
-            bad.push(Repair::new(Check::Schemas, "prefixItems"));
-            bad.sort_unstable();
+            schemas.push(Repair::new(Check::Schemas, "prefixItems"));
+            schemas.sort_unstable();
         }
         list.iter_mut().for_each(|s| convert(s, direction, fixes));
         map.insert("prefixItems".to_owned(), Value::Array(list));
     }
-    repair(map, bad, fixes);
+    repair(map, schemas, fixes);
     drop_one_sided(map, direction);
     fix_required(map, fixes);
 }
