@@ -115,6 +115,10 @@ pub(crate) async fn call(
         ),
         None => (view, stores),
     };
+    if signed_in.is_some() {
+        // The edge resolved the tool as another caller: it is resolved again, as this one.
+        call.entry = None;
+    }
     let mut events = CallStarted {
         edge: call.edge,
         caller: &view.caller.name,
@@ -185,6 +189,7 @@ async fn run(
         Some(entry) => entry,
         None => resolve(catalog, tool_id, view)?,
     };
+
     ToolResolved { entry }.emit(events);
     let definition = entry.definition();
     if let Err(refusal) = requirements::check(
@@ -238,7 +243,9 @@ async fn run(
         _ => Map::new(),
     };
     // Decided on the validated input, which is what a policy's condition reads.
-    let verdict = view.policies.decide(view.caller, entry, &input);
+    // The tool was resolved among those this view's caller sees (here or by the edge, under the
+    // same view: [`call`] drops the edge's when a sign-in changes the caller).
+    let verdict = view.policies.decide_seen(view.caller, entry, &input);
     let (allowed, rule) = match verdict {
         Verdict::Allowed(rule) => (true, rule),
         Verdict::Refused(rule) => (false, rule),
@@ -261,7 +268,7 @@ async fn run(
                 ),
             });
         }
-        // Only a tool the edge resolved under another view can get here: absent, as ever.
+        // Not for a tool resolved under this view; answered as absent, as ever.
         Verdict::Hidden => {
             return Err(ApiError::UnknownTool {
                 id: tool_id.to_owned(),
