@@ -1,14 +1,15 @@
 //! Call-path costs of shaping: mapping a call's arguments back, projecting a 30-item "list pull
-//! requests" result with jq, and cutting a 5 MB value to 64 KiB.
+//! requests" result with jq, and cutting a 5 MB value to 64 KiB (parsed, and from its text).
 #![allow(missing_docs)]
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use otc_mappings::otc::{Schema, ToolDefinition, ToolVersion};
-use otc_shape::budget::{cut, serialized_len};
+use otc_shape::budget::{cut, cut_json, serialized_len};
 use otc_shape::project::{Limits, Projection};
 use otc_shape::transform::{FixedSource, Transform};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 fn pull(i: usize) -> Value {
@@ -102,6 +103,20 @@ fn budget(c: &mut Criterion) {
     c.bench_function(&format!("budget/cut_{size}_bytes_to_64KiB"), |b| {
         b.iter(|| cut(black_box(&value), 64 * 1024));
     });
+    // The same, cut from its text (an MCP call with a budget); and inside an object, the shape
+    // of an MCP server's `structuredContent` (`{"items": […]}`).
+    let text = RawValue::from_string(value.to_string()).expect("serde_json writes JSON");
+    c.bench_function(&format!("budget/cut_json_{size}_bytes_to_64KiB"), |b| {
+        b.iter(|| cut_json(black_box(&text), 64 * 1024));
+    });
+    let wrapped = RawValue::from_string(format!("{{\"items\":{}}}", text.get()))
+        .expect("an object around JSON is JSON");
+    c.bench_function(
+        &format!("budget/cut_json_{size}_bytes_in_an_object_to_64KiB"),
+        |b| {
+            b.iter(|| cut_json(black_box(&wrapped), 64 * 1024));
+        },
+    );
 }
 
 criterion_group!(benches, map_back, project, budget);

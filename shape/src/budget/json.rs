@@ -9,9 +9,12 @@
 //!   stops as soon as the count passes the room left; strings are counted unescaped and escaped
 //!   again, numbers as serde_json writes the number it reads, so every size is the one the
 //!   parsed value would have;
-//! - an array or object that does not fit is read twice: once to count its items (a marker's
-//!   room depends on the count, as in [`super::cut`]), then item by item from the start until
-//!   the first one that does not fit, where the walk stops; nothing past it is read again;
+//! - an array that does not fit is read twice: once to count its items (a marker's room depends
+//!   on the count, as in [`super::cut`]), then item by item from the start until the first one
+//!   that does not fit, where the walk stops; nothing past it is read again;
+//! - an object that does not fit is read once: the walk that counts its members also keeps the
+//!   first ones' keys and texts, as many as its room could hold, and the cut takes them from
+//!   there (a second walk read a member that does not fit, often most of the object, again);
 //! - only the kept parts are parsed, into the small value that is served.
 //!
 //! So cutting a 5 MB array to 64 KiB reads its text about twice and allocates about the size of
@@ -108,7 +111,7 @@ fn fit(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<V
 
 /// [`super::cut_array`] over the text of an array.
 fn cut_array(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<Vec<Value>> {
-    let count = walk(text, Count)?.count;
+    let count = walk(text, Count { members: 0 })?.count;
     let marker_room = 1 + serialized_len(&items_marker(count));
     let mut left = room.checked_sub(2 + marker_room)?;
     let mut kept = Vec::new();
@@ -149,7 +152,18 @@ fn cut_object(
     depth: usize,
     omitted: &mut Omitted,
 ) -> Option<Map<String, Value>> {
-    let Census { count, ellipses } = walk(text, Count)?;
+    // No object's cut looks at more members than this: each member it keeps takes at least four
+    // bytes of the room (`"":0`), and it looks at one more, the one that does not fit.
+    let Census {
+        count,
+        ellipses,
+        members,
+    } = walk(
+        text,
+        Count {
+            members: room / 4 + 2,
+        },
+    )?;
     // `…`, `……`, ...: the first such key the object does not have, as `cut_object` picks it.
     let mut repeat = 1;
     while ellipses.contains(&repeat) {
@@ -161,30 +175,27 @@ fn cut_object(
     let mut kept = Map::new();
     // Members kept, counted apart from the map, which a duplicate key would not grow.
     let mut taken = 0;
-    walk(
-        text,
-        Members(|key: String, value: &str| {
-            let comma = usize::from(taken > 0);
-            let Some(value_room) = left.checked_sub(comma + string_len(&key) + 1) else {
-                return ControlFlow::Break(());
-            };
-            if let Some(len) = fits(value, value_room)
-                && let Some(parsed) = parse(value)
-            {
-                left = value_room - len;
-                kept.insert(key, parsed);
-                taken += 1;
-                return ControlFlow::Continue(());
-            }
-            if value_room >= MIN_NESTED
-                && let Some(cut) = fit(value, value_room, depth + 1, omitted)
-            {
-                kept.insert(key, cut);
-                taken += 1;
-            }
-            ControlFlow::Break(())
-        }),
-    );
+    for (key, value) in members {
+        let comma = usize::from(taken > 0);
+        let Some(value_room) = left.checked_sub(comma + string_len(&key) + 1) else {
+            break;
+        };
+        if let Some(len) = fits(value, value_room)
+            && let Some(parsed) = parse(value)
+        {
+            left = value_room - len;
+            kept.insert(key, parsed);
+            taken += 1;
+            continue;
+        }
+        if value_room >= MIN_NESTED
+            && let Some(cut) = fit(value, value_room, depth + 1, omitted)
+        {
+            kept.insert(key, cut);
+            taken += 1;
+        }
+        break;
+    }
     let more = count.saturating_sub(taken);
     if more > 0 {
         omitted.members += more;
@@ -201,7 +212,7 @@ fn walk<'t, V: Visitor<'t>>(text: &'t str, visitor: V) -> Option<V::Value> {
     (&mut deserializer).deserialize_any(visitor).ok()
 }
 
-/// Stopping a walk: the error serde_json gets from [`Items`] or [`Members`], never seen.
+/// Stopping a walk: the error serde_json gets from [`Items`], never seen.
 const STOP: &str = "the cut has what it needs";
 
 /// Counts the compact serialization's bytes into `size`, failing once it passes `room`.
@@ -294,24 +305,30 @@ impl<'de> Visitor<'de> for Len<'_> {
     }
 }
 
-/// Counts an array's items, or an object's members (with the keys made only of `…`).
-struct Count;
+/// Counts an array's items, or an object's members (with the keys made only of `…`), and keeps
+/// an object's first `members` members, each its key and its value's text. An object's cut then
+/// reads its members from here: walking the text a second time read a member that does not fit,
+/// such as the 5 MB array of `{"items": […]}`, to its end once more.
+struct Count {
+    members: usize,
+}
 
-/// An array's item count; or an object's member count, and `n` for each of its keys that is `…`
-/// written `n` times.
-struct Census {
+/// An array's item count; or an object's member count, `n` for each of its keys that is `…`
+/// written `n` times, and its first members (as many as [`Count`] was asked to keep).
+struct Census<'t> {
     count: usize,
     ellipses: Vec<usize>,
+    members: Vec<(String, &'t str)>,
 }
 
 impl<'de> Visitor<'de> for Count {
-    type Value = Census;
+    type Value = Census<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an array or an object")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Census, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Census<'de>, A::Error> {
         let mut count = 0;
         while seq.next_element::<IgnoredAny>()?.is_some() {
             count += 1;
@@ -319,18 +336,32 @@ impl<'de> Visitor<'de> for Count {
         Ok(Census {
             count,
             ellipses: Vec::new(),
+            members: Vec::new(),
         })
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Census, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Census<'de>, A::Error> {
         let mut census = Census {
             count: 0,
             ellipses: Vec::new(),
+            members: Vec::new(),
         };
-        while let Some(ellipses) = map.next_key_seed(Ellipses)? {
-            map.next_value::<IgnoredAny>()?;
+        loop {
+            if census.members.len() < self.members {
+                let Some(key) = map.next_key::<String>()? else {
+                    break;
+                };
+                census.ellipses.extend(ellipses(&key));
+                let value = map.next_value::<&'de RawValue>()?;
+                census.members.push((key, value.get()));
+            } else {
+                let Some(ellipses) = map.next_key_seed(Ellipses)? else {
+                    break;
+                };
+                census.ellipses.extend(ellipses);
+                map.next_value::<IgnoredAny>()?;
+            }
             census.count += 1;
-            census.ellipses.extend(ellipses);
         }
         Ok(census)
     }
@@ -358,9 +389,14 @@ impl<'de> Visitor<'de> for Ellipses {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<usize>, E> {
-        let n = v.chars().count();
-        Ok((n > 0 && v.chars().all(|c| c == '…')).then_some(n))
+        Ok(ellipses(v))
     }
+}
+
+/// `Some(n)` when `key` is `…` written `n` times.
+fn ellipses(key: &str) -> Option<usize> {
+    let n = key.chars().count();
+    (n > 0 && key.chars().all(|c| c == '…')).then_some(n)
 }
 
 /// Hands each item of an array to its function, as text, until the function breaks.
@@ -376,28 +412,6 @@ impl<'de, F: FnMut(&'de str) -> ControlFlow<()>> Visitor<'de> for Items<F> {
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
         while let Some(item) = seq.next_element::<&'de RawValue>()? {
             if (self.0)(item.get()).is_break() {
-                return Err(de::Error::custom(STOP));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Hands each member of an object to its function, its value as text, until the function
-/// breaks.
-struct Members<F>(F);
-
-impl<'de, F: FnMut(String, &'de str) -> ControlFlow<()>> Visitor<'de> for Members<F> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value::<&'de RawValue>()?;
-            if (self.0)(key, value.get()).is_break() {
                 return Err(de::Error::custom(STOP));
             }
         }
@@ -451,6 +465,23 @@ mod tests {
             assert_eq!(fits(text, usize::MAX), Some(len), "{text}");
             assert_eq!(fits(text, len), Some(len), "{text}");
             assert_eq!(fits(text, len - 1), None, "{text}");
+        }
+    }
+
+    /// An object's members are read from its one walk: as many as the cut can look at, however
+    /// small they are, and a member too large to fit is cut inside.
+    #[test]
+    fn an_object_is_cut_from_the_members_its_count_kept() {
+        let many: Map<String, Value> = (0..5_000).map(|i| (i.to_string(), json!(0))).collect();
+        let one_big =
+            json!({"items": (0..5_000).map(|i| json!({"i": i})).collect::<Vec<_>>(), "after": 1});
+        for value in [Value::Object(many), one_big] {
+            let text = serde_json::to_string(&value).unwrap();
+            for budget in [64, 100, 256, 1000, 4096, 20_000] {
+                let result = cut_json(&raw(&text), budget);
+                assert_eq!(result, cut(&value, budget), "at {budget}");
+                assert!(result.cut, "at {budget}");
+            }
         }
     }
 
