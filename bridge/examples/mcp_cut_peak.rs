@@ -10,11 +10,15 @@
 //! floor), and so does the JSON-RPC answer the host is sent. Then `read_result` reads the kept
 //! answer back to its end, which must be the upstream's answer.
 //!
-//! The same for an MCP source over stdio: the example MCP server (`--fault-tools`) answers its
-//! `huge` tool with 5 MB of `structuredContent` (and, as rmcp writes a structured result, the
-//! same text again in a text block); the bridge's stdio transport sets the structured text aside
-//! before rmcp parses the message (`adapters/src/mcp/set_aside.rs`). The server is another
-//! process, so its memory is not counted.
+//! The same for an MCP source over stdio, twice. First this program itself as the server
+//! (`MCP_CUT_PEAK_SERVE`): it writes the same pull requests as `structuredContent`, repeated as
+//! text the way rmcp writes a structured result (an 11 MB message), from one buffer made before
+//! the first call, so that the time is the bridge's as it is for the OpenAPI upstream. Then
+//! the example MCP server (`--fault-tools`), which builds and writes its answer per call: its
+//! `huge` tool answers 5 MB of `structuredContent` (and, as rmcp writes a structured result, the
+//! same text again in a text block). Either way the bridge's stdio transport sets the structured
+//! text aside before rmcp parses the message (`adapters/src/mcp/set_aside.rs`). The server is
+//! another process, so its memory is not counted.
 //!
 //! Run: `cargo build --release -p example-mcp-server && cargo run --release -p otc-bridge --example
 //! mcp_cut_peak`.
@@ -126,14 +130,26 @@ async fn mcp_call(router: &axum::Router, tool: &str, arguments: Value) -> (Value
     (reply["result"].clone(), bytes.len())
 }
 
-fn main() {
+/// About 5 MB of pull requests, as one JSON array.
+fn pulls() -> String {
     let mut items = Vec::new();
     let mut size = 0;
     while size < 5_000_000 {
         items.push(pull(items.len()));
         size += items.last().map_or(0, |v| v.to_string().len() + 1);
     }
-    let answer: &'static str = Value::Array(items).to_string().leak();
+    Value::Array(items).to_string()
+}
+
+/// The environment variable that makes this program the MCP server of the prebuilt case.
+const SERVE_PREBUILT: &str = "MCP_CUT_PEAK_SERVE";
+
+fn main() {
+    if std::env::var_os(SERVE_PREBUILT).is_some() {
+        serve_prebuilt();
+        return;
+    }
+    let answer: &'static str = pulls().leak();
     let url = upstream(answer.as_bytes());
 
     let document = std::env::temp_dir().join(format!("mcp-cut-peak-{}.yaml", std::process::id()));
@@ -149,6 +165,7 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         openapi(&document, url, answer).await;
+        mcp_prebuilt(answer).await;
         mcp().await;
     });
     let _ = std::fs::remove_file(document);
@@ -270,4 +287,90 @@ async fn mcp() {
     let whole = serde_json::from_slice::<Value>(&bytes).unwrap()["value"].to_string();
     drop(bytes);
     rounds(&router, &path, arguments, &whole).await;
+}
+
+/// This program as a minimal MCP server over stdio, for the prebuilt case: one tool, `huge`,
+/// whose answer (`{"items": [the pull requests]}` as `structuredContent`, its text repeated in a
+/// text block, as rmcp writes a structured result) is one buffer made before the first call and
+/// written as it is: what the server does is not the bridge's, as with the OpenAPI upstream.
+fn serve_prebuilt() {
+    let structured = format!("{{\"items\":{}}}", pulls());
+    let result = json!({
+        "content": [{"type": "text", "text": structured}],
+        "isError": false,
+    });
+    // The structured value is spliced in as text: parsing 5 MB to build the buffer is not needed.
+    let result = result.to_string();
+    let answer = format!(
+        "{},\"structuredContent\":{structured}}}}}\n",
+        &result[..result.len() - 1]
+    );
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id")) else {
+            continue; // a notification
+        };
+        let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+        let written = match method {
+            "tools/call" => write!(
+                stdout,
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{answer}"
+            ),
+            "initialize" => writeln!(
+                stdout,
+                "{}",
+                reply(json!({
+                    "protocolVersion": message["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "prebuilt", "version": "1.0.0"},
+                }))
+            ),
+            "tools/list" => writeln!(
+                stdout,
+                "{}",
+                reply(json!({"tools": [{
+                    "name": "huge",
+                    "description": "About 5 MB of pull requests, prebuilt.",
+                    "inputSchema": {"type": "object"},
+                }]}))
+            ),
+            // `server/discover` among them: this server is of the handshake era.
+            _ => writeln!(
+                stdout,
+                "{}",
+                json!({"jsonrpc": "2.0", "id": id,
+                       "error": {"code": -32601, "message": "Method not found"}})
+            ),
+        };
+        if written.and_then(|()| stdout.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+/// This program as an MCP server over stdio ([`serve_prebuilt`]), answering 5 MB of
+/// `structuredContent` from one buffer: the bridge's own time for an MCP source.
+async fn mcp_prebuilt(answer: &str) {
+    let config: McpConfig = serde_yaml::from_str(&format!(
+        "{{transport: {{type: stdio, command: \"{}\", env: {{{SERVE_PREBUILT}: \"1\"}}}}, toolkit: Prebuilt}}",
+        std::env::current_exe().unwrap().display()
+    ))
+    .unwrap();
+    let adapter: Arc<dyn otc_adapters::Adapter> =
+        McpAdapter::build("prebuilt", &config, &BuildContext::default())
+            .await
+            .unwrap();
+    let (router, path) = router("prebuilt", adapter).await;
+    rounds(
+        &router,
+        &path,
+        json!({}),
+        &format!("{{\"items\":{answer}}}"),
+    )
+    .await;
 }
