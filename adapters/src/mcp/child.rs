@@ -131,24 +131,59 @@ const WATCHDOG_SCRIPT: &str = r#"read -r _; kill -s KILL -- "-$1""#;
 /// (an 11 MB structured result) crossed a 64 KiB pipe in about 170 turns of the child writing
 /// until the pipe is full and the bridge reading it empty, each a pair of wake-ups; with
 /// 256 KiB, `cargo run --release -p otc-bridge --example mcp_cut_peak` went from 24-26 to about
-/// 20 ms per call. The kernel holds the pages for as long as the child runs, so this is a bound
-/// per child, well inside a user's default allowance for pipes (64 MiB) for any number of
-/// servers a bridge starts.
+/// 20 ms per call.
 #[cfg(target_os = "linux")]
 const STDOUT_PIPE_BYTES: i32 = 256 * 1024;
 
-/// Gives the child's stdout pipe [`STDOUT_PIPE_BYTES`], where the system allows it: a user over
-/// their allowance keeps the default, which only costs time.
-fn widen(stdout: &tokio::process::ChildStdout) {
+/// How many children's pipes are wide at once, at most: 16 MiB in all, a quarter of a user's
+/// default allowance for pipes (64 MiB). Past the allowance the kernel gives every new pipe of
+/// that user a page or two, the bridge's and other programs' alike; a bridge with more stdio
+/// servers than this gives the others the default.
+#[cfg(target_os = "linux")]
+const WIDE_PIPES: usize = 64;
+
+/// Children whose stdout pipe is wide now.
+#[cfg(target_os = "linux")]
+static WIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One of the [`WIDE_PIPES`], held by its child for as long as the child runs.
+#[derive(Debug)]
+struct WidePipe;
+
+impl Drop for WidePipe {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        WIDE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Gives the child's stdout pipe [`STDOUT_PIPE_BYTES`] while fewer than [`WIDE_PIPES`] are, and
+/// the system allows it; otherwise the pipe keeps its default, which only costs time.
+fn widen(stdout: &tokio::process::ChildStdout) -> Option<WidePipe> {
     #[cfg(target_os = "linux")]
-    if let Err(error) = nix::fcntl::fcntl(
-        stdout,
-        nix::fcntl::FcntlArg::F_SETPIPE_SZ(STDOUT_PIPE_BYTES),
-    ) {
-        tracing::debug!(%error, "Cannot widen the pipe of an MCP server's stdout; it keeps its size.");
+    {
+        use std::sync::atomic::Ordering;
+        if WIDE.fetch_add(1, Ordering::Relaxed) >= WIDE_PIPES {
+            WIDE.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        let wide = WidePipe;
+        match nix::fcntl::fcntl(
+            stdout,
+            nix::fcntl::FcntlArg::F_SETPIPE_SZ(STDOUT_PIPE_BYTES),
+        ) {
+            Ok(_) => Some(wide),
+            Err(error) => {
+                tracing::debug!(%error, "Cannot widen the pipe of an MCP server's stdout; it keeps its size.");
+                None
+            }
+        }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = stdout;
+    {
+        let _ = stdout;
+        None
+    }
 }
 
 /// Starts the watchdog of process group `pgid` (see the module docs), or says why it cannot.
@@ -196,6 +231,8 @@ pub(crate) struct ChildProcess {
     pid: u32,
     exit: watch::Receiver<Option<ExitStatus>>,
     stop: Option<oneshot::Sender<Duration>>,
+    /// Its stdout pipe's place among the wide ones, when it has one.
+    _wide_pipe: Option<WidePipe>,
 }
 
 impl ChildProcess {
@@ -241,7 +278,7 @@ impl ChildProcess {
                 "the MCP server `{program}` exited before it could be connected"
             )));
         };
-        widen(&stdout);
+        let wide_pipe = widen(&stdout);
         let watchdog = match spawn_watchdog(pid) {
             Ok(watchdog) => Some(watchdog),
             Err(error) => {
@@ -262,6 +299,7 @@ impl ChildProcess {
                 pid,
                 exit,
                 stop: Some(stop),
+                _wide_pipe: wide_pipe,
             },
             stdout,
             stdin,
@@ -441,10 +479,11 @@ mod tests {
             .collect()
     }
 
-    /// A child's answers cross a pipe wider than the default (see [`STDOUT_PIPE_BYTES`]).
+    /// A child's answers cross a pipe wider than the default (see [`STDOUT_PIPE_BYTES`]), but
+    /// only [`WIDE_PIPES`] children's at once: the next gets the default, until one of them ends.
     #[cfg(target_os = "linux")]
     #[tokio::test]
-    async fn a_childs_stdout_pipe_is_widened() {
+    async fn a_childs_stdout_pipe_is_widened_up_to_a_bound() {
         let spec = ChildSpec {
             source: "pipe".to_owned(),
             argv: vec!["sleep".to_owned(), "30".to_owned()],
@@ -454,10 +493,20 @@ mod tests {
             cwd: None,
             stderr_lines_per_sec: 10,
         };
-        let (child, stdout, _stdin) = ChildProcess::spawn(&spec).unwrap();
-        let size = nix::fcntl::fcntl(&stdout, nix::fcntl::FcntlArg::F_GETPIPE_SZ).unwrap();
-        assert_eq!(size, STDOUT_PIPE_BYTES);
-        drop(child);
+        let size = |stdout: &ChildStdout| {
+            nix::fcntl::fcntl(stdout, nix::fcntl::FcntlArg::F_GETPIPE_SZ).unwrap()
+        };
+        let mut wide = Vec::new();
+        for _ in 0..WIDE_PIPES {
+            let (child, stdout, _stdin) = ChildProcess::spawn(&spec).unwrap();
+            assert_eq!(size(&stdout), STDOUT_PIPE_BYTES);
+            wide.push(child);
+        }
+        let (_narrow, stdout, _stdin) = ChildProcess::spawn(&spec).unwrap();
+        assert!(size(&stdout) < STDOUT_PIPE_BYTES);
+        drop(wide.pop());
+        let (_again, stdout, _stdin) = ChildProcess::spawn(&spec).unwrap();
+        assert_eq!(size(&stdout), STDOUT_PIPE_BYTES);
     }
 
     #[test]
