@@ -130,8 +130,8 @@ const WATCHDOG_SCRIPT: &str = r#"read -r _; kill -s KILL -- "-$1""#;
 /// How many bytes the pipe of a child's stdout holds (Linux's default: 64 KiB). A large answer
 /// (an 11 MB structured result) crossed a 64 KiB pipe in about 170 turns of the child writing
 /// until the pipe is full and the bridge reading it empty, each a pair of wake-ups; with
-/// 256 KiB, `cargo run --release -p otc-bridge --example mcp_cut_peak` went from 24-26 to about
-/// 20 ms per call.
+/// 256 KiB, `cargo run --release -p otc-bridge --example mcp_cut_peak` went from typically 24-29
+/// to 19-24 ms per call.
 #[cfg(target_os = "linux")]
 const STDOUT_PIPE_BYTES: i32 = 256 * 1024;
 
