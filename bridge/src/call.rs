@@ -189,7 +189,6 @@ async fn run(
         Some(entry) => entry,
         None => resolve(catalog, tool_id, view)?,
     };
-
     ToolResolved { entry }.emit(events);
     let definition = entry.definition();
     if let Err(refusal) = requirements::check(
