@@ -13,8 +13,10 @@
 //!   on the count, as in [`super::cut`]), then item by item from the start until the first one
 //!   that does not fit, where the walk stops; nothing past it is read again;
 //! - an object that does not fit is read once: the walk that counts its members also keeps the
-//!   first ones' keys and texts, as many as its room could hold, and the cut takes them from
-//!   there (a second walk read a member that does not fit, often most of the object, again);
+//!   first ones' keys and texts, as many as its room could hold, and counts the items of those
+//!   that are arrays, and the cut takes them from there (a second walk read a member that does
+//!   not fit, often most of the object, again, and a third counted its items: an MCP server's
+//!   `{"items": [5 MB]}` was read three times);
 //! - only the kept parts are parsed, into the small value that is served.
 //!
 //! So cutting a 5 MB array to 64 KiB reads its text about twice and allocates about the size of
@@ -52,7 +54,7 @@ pub fn cut_json(json: &RawValue, max_bytes: usize) -> Cut {
     }
     let mut omitted = Omitted::default();
     // As in `cut`: with at least MIN_BUDGET bytes some cut form always fits.
-    let value = fit(text, budget, 0, &mut omitted).unwrap_or(Value::Null);
+    let value = fit(text, budget, 0, &mut omitted, None).unwrap_or(Value::Null);
     Cut {
         value,
         cut: true,
@@ -89,7 +91,14 @@ const MAX_DEPTH: usize = 128;
 /// A form of the value `text` holds whose serialization is at most `room` bytes, or `None`
 /// when not even a marker fits (or it lies deeper than [`MAX_DEPTH`]): [`super::fit`] over a
 /// text, `depth` levels down.
-fn fit(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<Value> {
+/// `items` is the number of items of `text`, when it is an array whose items were counted.
+fn fit(
+    text: &str,
+    room: usize,
+    depth: usize,
+    omitted: &mut Omitted,
+    items: Option<usize>,
+) -> Option<Value> {
     if fits(text, room).is_some()
         && let Some(value) = parse(text)
     {
@@ -100,7 +109,9 @@ fn fit(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<V
             let s: String = serde_json::from_str(text).ok()?;
             cut_string(&s, room, omitted).map(Value::String)
         }
-        Some(b'[') if depth < MAX_DEPTH => cut_array(text, room, depth, omitted).map(Value::Array),
+        Some(b'[') if depth < MAX_DEPTH => {
+            cut_array(text, room, depth, omitted, items).map(Value::Array)
+        }
         Some(b'{') if depth < MAX_DEPTH => {
             cut_object(text, room, depth, omitted).map(Value::Object)
         }
@@ -109,9 +120,18 @@ fn fit(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<V
     }
 }
 
-/// [`super::cut_array`] over the text of an array.
-fn cut_array(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Option<Vec<Value>> {
-    let count = walk(text, Count { members: 0 })?.count;
+/// [`super::cut_array`] over the text of an array of `items` items (counted here when `None`).
+fn cut_array(
+    text: &str,
+    room: usize,
+    depth: usize,
+    omitted: &mut Omitted,
+    items: Option<usize>,
+) -> Option<Vec<Value>> {
+    let count = match items {
+        Some(count) => count,
+        None => walk(text, Count::new(text, 0))?.count,
+    };
     let marker_room = 1 + serialized_len(&items_marker(count));
     let mut left = room.checked_sub(2 + marker_room)?;
     let mut kept = Vec::new();
@@ -130,7 +150,7 @@ fn cut_array(text: &str, room: usize, depth: usize, omitted: &mut Omitted) -> Op
                 return ControlFlow::Continue(());
             }
             if item_room >= MIN_NESTED
-                && let Some(cut) = fit(item, item_room, depth + 1, omitted)
+                && let Some(cut) = fit(item, item_room, depth + 1, omitted, None)
             {
                 kept.push(cut);
             }
@@ -158,12 +178,7 @@ fn cut_object(
         count,
         ellipses,
         members,
-    } = walk(
-        text,
-        Count {
-            members: room / 4 + 2,
-        },
-    )?;
+    } = walk(text, Count::new(text, room / 4 + 2))?;
     // `…`, `……`, ...: the first such key the object does not have, as `cut_object` picks it.
     let mut repeat = 1;
     while ellipses.contains(&repeat) {
@@ -175,7 +190,7 @@ fn cut_object(
     let mut kept = Map::new();
     // Members kept, counted apart from the map, which a duplicate key would not grow.
     let mut taken = 0;
-    for (key, value) in members {
+    for (key, value, items) in members {
         let comma = usize::from(taken > 0);
         let Some(value_room) = left.checked_sub(comma + string_len(&key) + 1) else {
             break;
@@ -189,7 +204,7 @@ fn cut_object(
             continue;
         }
         if value_room >= MIN_NESTED
-            && let Some(cut) = fit(value, value_room, depth + 1, omitted)
+            && let Some(cut) = fit(value, value_room, depth + 1, omitted, items)
         {
             kept.insert(key, cut);
             taken += 1;
@@ -306,29 +321,57 @@ impl<'de> Visitor<'de> for Len<'_> {
 }
 
 /// Counts an array's items, or an object's members (with the keys made only of `…`), and keeps
-/// an object's first `members` members, each its key and its value's text. An object's cut then
-/// reads its members from here: walking the text a second time read a member that does not fit,
-/// such as the 5 MB array of `{"items": […]}`, to its end once more.
-struct Count {
+/// an object's first `members` members, each its key, its value's text and, when the value is
+/// an array, its item count. An object's cut then reads its members from here: walking the text
+/// a second time read a member that does not fit, such as the 5 MB array of `{"items": […]}`,
+/// to its end once more, and counting that array's items a third time.
+///
+/// A kept value is walked by [`ItemCount`], not taken as a [`RawValue`] (which would read it
+/// without counting), so its text is found from where the keys around it are: each key is
+/// taken as its raw text, a slice of the object's `text`, and a value lies between the colon
+/// after its key and the comma before the next key (or the object's closing brace). Between
+/// JSON's tokens there is only white space, so the slice is exactly the value's text.
+struct Count<'t> {
+    text: &'t str,
     members: usize,
 }
 
+impl<'t> Count<'t> {
+    fn new(text: &'t str, members: usize) -> Self {
+        Self { text, members }
+    }
+
+    /// Where `part` (a slice of the text) starts in it.
+    fn offset(&self, part: &str) -> Option<usize> {
+        let at = (part.as_ptr() as usize).checked_sub(self.text.as_ptr() as usize)?;
+        (at + part.len() <= self.text.len()).then_some(at)
+    }
+}
+
 /// An array's item count; or an object's member count, `n` for each of its keys that is `…`
-/// written `n` times, and its first members (as many as [`Count`] was asked to keep).
+/// written `n` times, and its first members (as many as [`Count`] was asked to keep): key,
+/// value's text, and item count when the value is an array.
 struct Census<'t> {
     count: usize,
     ellipses: Vec<usize>,
-    members: Vec<(String, &'t str)>,
+    members: Vec<(String, &'t str, Option<usize>)>,
 }
 
-impl<'de> Visitor<'de> for Count {
-    type Value = Census<'de>;
+/// A kept member whose value's text ends where the next key (or the object) does.
+struct Open {
+    key: String,
+    start: usize,
+    items: Option<usize>,
+}
+
+impl<'t> Visitor<'t> for Count<'t> {
+    type Value = Census<'t>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an array or an object")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Census<'de>, A::Error> {
+    fn visit_seq<A: SeqAccess<'t>>(self, mut seq: A) -> Result<Census<'t>, A::Error> {
         let mut count = 0;
         while seq.next_element::<IgnoredAny>()?.is_some() {
             count += 1;
@@ -340,56 +383,132 @@ impl<'de> Visitor<'de> for Count {
         })
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Census<'de>, A::Error> {
+    fn visit_map<A: MapAccess<'t>>(self, mut map: A) -> Result<Census<'t>, A::Error> {
+        let lost = || de::Error::custom("a key outside the object's text");
         let mut census = Census {
             count: 0,
             ellipses: Vec::new(),
             members: Vec::new(),
         };
-        loop {
+        let mut open: Option<Open> = None;
+        while let Some(key) = map.next_key::<&'t RawValue>()? {
+            let key_at = self.offset(key.get()).ok_or_else(lost)?;
+            if let Some(member) = open.take() {
+                // Back from the key over white space, the comma, white space.
+                let before = self.text[..key_at].trim_ascii_end();
+                let end = before
+                    .strip_suffix(',')
+                    .ok_or_else(lost)?
+                    .trim_ascii_end()
+                    .len();
+                census.close(member, &self.text[..end]);
+            }
+            let name = key_name(key.get()).map_err(de::Error::custom)?;
+            census.ellipses.extend(name.as_deref().and_then(ellipses));
             if census.members.len() < self.members {
-                let Some(key) = map.next_key::<String>()? else {
-                    break;
+                // Forward from the key over white space, the colon, white space.
+                let after_key = key_at + key.get().len();
+                let rest = self.text[after_key..].trim_ascii_start();
+                let value = rest.strip_prefix(':').ok_or_else(lost)?.trim_ascii_start();
+                let start = self.text.len() - value.len();
+                let items = map.next_value_seed(ItemCount)?;
+                let key = match name {
+                    Some(name) => name,
+                    None => serde_json::from_str(key.get()).map_err(de::Error::custom)?,
                 };
-                census.ellipses.extend(ellipses(&key));
-                let value = map.next_value::<&'de RawValue>()?;
-                census.members.push((key, value.get()));
+                open = Some(Open { key, start, items });
             } else {
-                let Some(ellipses) = map.next_key_seed(Ellipses)? else {
-                    break;
-                };
-                census.ellipses.extend(ellipses);
                 map.next_value::<IgnoredAny>()?;
             }
             census.count += 1;
+        }
+        if let Some(member) = open {
+            let body = self.text.trim_ascii_end();
+            let end = body
+                .strip_suffix('}')
+                .ok_or_else(lost)?
+                .trim_ascii_end()
+                .len();
+            census.close(member, &self.text[..end]);
         }
         Ok(census)
     }
 }
 
-/// A key, seen without allocating: `Some(n)` when it is `…` written `n` times.
-struct Ellipses;
+impl<'t> Census<'t> {
+    /// Keeps `member`, whose value's text ends where `upto` does.
+    fn close(&mut self, member: Open, upto: &'t str) {
+        let value = upto.get(member.start..).unwrap_or_default();
+        self.members.push((member.key, value, member.items));
+    }
+}
 
-impl<'de> DeserializeSeed<'de> for Ellipses {
+/// The key whose raw text (quotes, escapes) is `raw`, parsed when it may be a `…` key (it has
+/// an escape or a `…`); `Ok(None)` for any other, which is not made until it is needed.
+fn key_name(raw: &str) -> serde_json::Result<Option<String>> {
+    if raw.contains('\\') || raw.contains('…') {
+        serde_json::from_str(raw).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// A value walked to its end: `Some(n)` for an array of `n` items, `None` for anything else.
+struct ItemCount;
+
+impl<'de> DeserializeSeed<'de> for ItemCount {
     type Value = Option<usize>;
 
     fn deserialize<D: de::Deserializer<'de>>(
         self,
         deserializer: D,
     ) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_str(self)
+        deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Ellipses {
+impl<'de> Visitor<'de> for ItemCount {
     type Value = Option<usize>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
+        f.write_str("a JSON value")
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<usize>, E> {
-        Ok(ellipses(v))
+    fn visit_unit<E: de::Error>(self) -> Result<Option<usize>, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<usize>, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<usize>, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<usize>, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<usize>, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<usize>, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<usize>, A::Error> {
+        let mut count = 0;
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            count += 1;
+        }
+        Ok(Some(count))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<usize>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
     }
 }
 
@@ -476,13 +595,47 @@ mod tests {
         let one_big =
             json!({"items": (0..5_000).map(|i| json!({"i": i})).collect::<Vec<_>>(), "after": 1});
         for value in [Value::Object(many), one_big] {
-            let text = serde_json::to_string(&value).unwrap();
-            for budget in [64, 100, 256, 1000, 4096, 20_000] {
-                let result = cut_json(&raw(&text), budget);
-                assert_eq!(result, cut(&value, budget), "at {budget}");
-                assert!(result.cut, "at {budget}");
+            // Compact, and with white space wherever JSON allows it.
+            let texts = [
+                serde_json::to_string(&value).unwrap(),
+                serde_json::to_string_pretty(&value).unwrap(),
+            ];
+            for text in texts {
+                for budget in [64, 100, 256, 1000, 4096, 20_000] {
+                    let result = cut_json(&raw(&text), budget);
+                    assert_eq!(result, cut(&value, budget), "at {budget}");
+                    assert!(result.cut, "at {budget}");
+                }
             }
         }
+    }
+
+    /// The walk that counts an object's members keeps each kept value's exact text, and the
+    /// item count of those that are arrays, so that no array is walked again to count it.
+    #[test]
+    fn an_objects_count_keeps_its_values_texts_and_their_item_counts() {
+        let text = " {\"a\\/b\" :\t[1, [2, 3], {\"c\": [4]}] ,\n\"n\":null,\"s\" : \"x,}\" ,\"o\":{\"p\":[]} , \"e\": [] } ";
+        let census = walk(text, Count::new(text, 10)).unwrap();
+        assert_eq!(census.count, 5);
+        let members: Vec<(&str, &str, Option<usize>)> = census
+            .members
+            .iter()
+            .map(|(key, value, items)| (key.as_str(), *value, *items))
+            .collect();
+        assert_eq!(
+            members,
+            [
+                ("a/b", r#"[1, [2, 3], {"c": [4]}]"#, Some(3)),
+                ("n", "null", None),
+                ("s", r#""x,}""#, None),
+                ("o", r#"{"p":[]}"#, None),
+                ("e", "[]", Some(0)),
+            ]
+        );
+        // Fewer kept: the rest are counted, not kept.
+        let census = walk(text, Count::new(text, 2)).unwrap();
+        assert_eq!((census.count, census.members.len()), (5, 2));
+        assert_eq!(census.members[1].1, "null");
     }
 
     #[test]
