@@ -17,7 +17,8 @@
 //!
 //! The transports whose messages the bridge reads itself use it: stdio, legacy SSE, and the
 //! event streams of streamable HTTP. On stdio a long line arrives in the pieces it was read in,
-//! and [`rewrite_pieces`] sets the text aside from them, freeing each once it is copied out: a
+//! and [`rewrite_pieces`] sets the text aside from them (where the members are was found by
+//! [`Finder`] while the line was read), freeing each piece once it is copied out: a
 //! 5 MB structured answer (an 11 MB message, the text block repeating it) peaked at 5.05× its
 //! size through a doubling line buffer and a copy, and now at 2.14× (`mcp_cut_peak`). A streamable HTTP answer sent as one JSON body is parsed
 //! by rmcp's own client before the bridge sees it, and stays parsed.
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::lines::{Pieces, Watch};
 use super::nesting::Nesting;
 
 /// A message at least this large is looked at; a smaller one is parsed as it is.
@@ -97,9 +99,9 @@ pub(crate) fn rewrite(message: &[u8]) -> Option<Vec<u8>> {
 /// block that repeats it, typically) are freed before its text is copied out, so the most held
 /// at once is the message (in its pieces) or the text and the rest of the message, not both
 /// and a copy. `Err` gives the line back, whole, when nothing is set aside.
-pub(crate) fn rewrite_pieces(line: super::lines::Pieces) -> Result<Vec<u8>, Vec<u8>> {
-    let pieces = line.into_pieces();
-    let Some(members) = Members::find(&pieces) else {
+pub(crate) fn rewrite_pieces(line: Pieces<Finder>) -> Result<Vec<u8>, Vec<u8>> {
+    let (pieces, finder) = line.into_parts();
+    let Some(members) = finder.members() else {
         return Err(concat(pieces));
     };
     let Some(structured) = members.structured.clone() else {
@@ -173,13 +175,11 @@ fn marker(key: &str) -> Option<String> {
 }
 
 fn concat(pieces: Vec<Vec<u8>>) -> Vec<u8> {
-    super::lines::Pieces::from(pieces).into_bytes()
+    Pieces::<()>::from(pieces).into_bytes()
 }
 
 /// Where the members of a response's `result` that [`rewrite_pieces`] sets aside are, by byte
-/// offset in the whole message; found by a scan of its structure (strings, escapes, nesting)
-/// that copies nothing. `None` when the message is not a JSON object with an object `result`,
-/// or names a member twice.
+/// offset in the whole message; found by [`Finder`].
 #[derive(Debug, Default, Clone)]
 struct Members {
     content: Option<std::ops::Range<usize>>,
@@ -187,40 +187,65 @@ struct Members {
     is_error: Option<std::ops::Range<usize>>,
 }
 
-impl Members {
-    fn find(pieces: &[Vec<u8>]) -> Option<Self> {
-        let mut scan = Scan::default();
-        let mut offset = 0;
-        for piece in pieces {
-            let mut at = 0;
-            while at < piece.len() {
-                // Inside a value deeper than the members looked for only brackets and strings
-                // matter: read by a lean loop instead of the whole state machine (most of a
-                // message is such values).
-                if scan.deep() {
-                    at += scan.skip_deep(offset + at, &piece[at..]);
-                    continue;
-                }
-                // Inside a string value only its closing quote and escapes matter: jump to the
-                // next (most of a message is string text, and byte by byte made this scan a
-                // third slower than the whole parse it replaces).
-                if scan.nesting.in_string && !scan.nesting.escaped && scan.key.is_none() {
-                    let skip =
-                        memchr::memchr2(b'"', b'\\', &piece[at..]).unwrap_or(piece.len() - at);
-                    at += skip;
-                    scan.skipped(offset + at);
-                    if at == piece.len() {
-                        break;
-                    }
-                }
-                scan.byte(offset + at, piece[at])?;
-                at += 1;
-            }
-            offset += piece.len();
+/// Finds a long line's [`Members`] as it is read (the stdio transport's line [`Watch`]), by a
+/// scan of its structure (strings, escapes, nesting) that copies nothing. Reading the line took
+/// the child about as long as this scan takes; scanned after its last byte, the two added up.
+#[derive(Debug, Default)]
+pub(crate) struct Finder {
+    scan: Scan,
+    /// Bytes fed so far.
+    offset: usize,
+    /// The line is not a JSON object with an object `result` that names each member once.
+    lost: bool,
+}
+
+impl Watch for Finder {
+    fn feed(&mut self, piece: &[u8]) {
+        if !self.lost && self.step(piece).is_none() {
+            self.lost = true;
         }
-        (scan.nesting.depth == 0 && scan.result_done).then_some(scan.members)
+        self.offset += piece.len();
+    }
+}
+
+impl Finder {
+    /// The members found, once the whole line was fed; `None` when the line is not a JSON
+    /// object with an object `result`, or names a member twice.
+    fn members(self) -> Option<Members> {
+        let scan = self.scan;
+        (!self.lost && scan.nesting.depth == 0 && scan.result_done).then_some(scan.members)
     }
 
+    fn step(&mut self, piece: &[u8]) -> Option<()> {
+        let (scan, offset) = (&mut self.scan, self.offset);
+        let mut at = 0;
+        while at < piece.len() {
+            // Inside a value deeper than the members looked for only brackets and strings
+            // matter: read by a lean loop instead of the whole state machine (most of a
+            // message is such values).
+            if scan.deep() {
+                at += scan.skip_deep(offset + at, &piece[at..]);
+                continue;
+            }
+            // Inside a string value only its closing quote and escapes matter: jump to the
+            // next (most of a message is string text, and byte by byte made this scan a
+            // third slower than the whole parse it replaces).
+            if scan.nesting.in_string && !scan.nesting.escaped && scan.key.is_none() {
+                let skip = memchr::memchr2(b'"', b'\\', &piece[at..]).unwrap_or(piece.len() - at);
+                at += skip;
+                scan.skipped(offset + at);
+                if at == piece.len() {
+                    break;
+                }
+            }
+            scan.byte(offset + at, piece[at])?;
+            at += 1;
+        }
+        Some(())
+    }
+}
+
+impl Members {
     fn is_error(&self, pieces: &[Vec<u8>]) -> bool {
         let Some(range) = &self.is_error else {
             return false;
@@ -450,8 +475,8 @@ mod tests {
     }
 
     /// `message` cut into pieces of `size` bytes, as a line reader keeps a long line.
-    fn pieces(message: &[u8], size: usize) -> crate::mcp::Pieces {
-        crate::mcp::Pieces::from(message.chunks(size).map(<[u8]>::to_vec).collect::<Vec<_>>())
+    fn pieces(message: &[u8], size: usize) -> Pieces<Finder> {
+        Pieces::from(message.chunks(size).map(<[u8]>::to_vec).collect::<Vec<_>>())
     }
 
     /// The message `rewrite` or `rewrite_pieces` made, as JSON, with the text kept for its

@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 
 use super::limits::{MAX_MESSAGE_BYTES, Refusal, refused, response_id};
 use super::lines::{Frame, LineReader, Pieces};
-use super::set_aside;
+use super::set_aside::{self, Finder};
 
 /// Bytes read from the child at a time.
 const READ_BUFFER: usize = 64 * 1024;
@@ -26,7 +26,7 @@ const READ_BUFFER: usize = 64 * 1024;
 /// A child's stdin/stdout as a JSON-RPC transport with a size cap.
 #[derive(Debug)]
 pub(crate) struct StdioTransport {
-    read: LineReader<BufReader<ChildStdout>>,
+    read: LineReader<BufReader<ChildStdout>, Finder>,
     write: Arc<Mutex<Option<ChildStdin>>>,
 }
 
@@ -54,7 +54,7 @@ impl StdioTransport {
 
     /// As [`StdioTransport::parse_line`], for a long line read in pieces: the structured text is
     /// set aside from the pieces, which are freed as it is copied out.
-    fn parse_long(line: Pieces) -> Option<ServerJsonRpcMessage> {
+    fn parse_long(line: Pieces<Finder>) -> Option<ServerJsonRpcMessage> {
         match set_aside::rewrite_pieces(line) {
             Ok(rewritten) | Err(rewritten) => Self::parse(&rewritten),
         }
