@@ -178,6 +178,73 @@ fn call_path(c: &mut Criterion) {
     }
 }
 
+/// What the README's five policies add to a call, as the ratio of the two routers' times measured
+/// in alternation (criterion's two figures above are taken a few seconds apart, and on a shared
+/// machine those seconds differ by more than the 10 % issue 26 allows): 41 rounds of 2,000
+/// calls on each, the order swapped every round; the median and quartiles of the rounds'
+/// ratios. Printed, not a criterion figure; runs with no filter or one naming it
+/// (`cargo bench -p otc-bridge --bench policies -- alternated`).
+fn alternated_overhead(_: &mut Criterion) {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if !filters.is_empty() && !filters.iter().any(|f| f.contains("alternated")) {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let with = |policies: Policies| {
+        let settings = ServerSettings {
+            policies: Arc::new(policies),
+            ..ServerSettings::default()
+        };
+        router(SharedCatalog::new(catalog()), settings)
+    };
+    let (off, on) = (with(Policies::default()), with(five_rules()));
+    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
+    let calls = |router: &axum::Router, n: usize| {
+        let started = std::time::Instant::now();
+        for _ in 0..n {
+            runtime.block_on(async {
+                let request = Request::post("/tools/call")
+                    .header("content-type", "application/json")
+                    .header("x-api-key", BENCH_KEY)
+                    .body(Body::from(body))
+                    .unwrap();
+                let response = router.clone().oneshot(request).await.unwrap();
+                assert_eq!(response.status(), 200);
+                to_bytes(response.into_body(), usize::MAX).await.unwrap()
+            });
+        }
+        started.elapsed().as_secs_f64()
+    };
+    calls(&off, 20_000);
+    calls(&on, 20_000);
+    let mut ratios: Vec<f64> = (0..41)
+        .map(|round| {
+            let (off, on) = if round % 2 == 0 {
+                let off = calls(&off, 2_000);
+                (off, calls(&on, 2_000))
+            } else {
+                let on = calls(&on, 2_000);
+                (calls(&off, 2_000), on)
+            };
+            on / off
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: usize| (ratios[q] - 1.0) * 100.0;
+    println!(
+        "the README's 5 policies on a call, alternated with none: {:+.1} % (median of 41 rounds; quartiles {:+.1} % .. {:+.1} %)",
+        at(20),
+        at(10),
+        at(30)
+    );
+}
+
 /// 10,000 tools in 100 toolkits, from a small vocabulary, so a query reaches thousands of them.
 fn big_catalog() -> Catalog {
     const OBJECTS: [&str; 10] = [
@@ -414,6 +481,7 @@ criterion_group!(
     benches,
     decision,
     call_path,
+    alternated_overhead,
     restricted_search,
     limited_call_path,
     audited_call_path
