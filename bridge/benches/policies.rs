@@ -184,6 +184,7 @@ fn call_path(c: &mut Criterion) {
 /// calls on each, the order swapped every round; the median and quartiles of the rounds'
 /// ratios. Printed, not a criterion figure; runs with no filter or one naming it
 /// (`cargo bench -p otc-bridge --bench policies -- alternated`).
+#[allow(clippy::print_stdout)] // The figure is the point; criterion prints its own alike.
 fn alternated_overhead(_: &mut Criterion) {
     let filters: Vec<String> = std::env::args()
         .skip(1)
