@@ -61,7 +61,7 @@ pub use config::{
     RestartConfig, ServeAs,
 };
 pub use limits::{MAX_MESSAGE_BYTES, TopLevel};
-pub use lines::{Frame, LineReader, Pieces};
+pub use lines::{Frame, LineReader, Pieces, Watch};
 pub use login::{LoginOutcome, login};
 pub use oauth::challenges::Challenges;
 pub use oauth::{Visit, VisitError};
