@@ -140,21 +140,31 @@ fn bench_call(
     name: &str,
     router: &axum::Router,
 ) {
-    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
     c.bench_function(name, |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let request = Request::post("/tools/call")
-                    .header("content-type", "application/json")
-                    .header("x-api-key", BENCH_KEY)
-                    .body(Body::from(body))
-                    .unwrap();
-                let response = router.clone().oneshot(request).await.unwrap();
-                assert_eq!(response.status(), 200);
-                to_bytes(response.into_body(), usize::MAX).await.unwrap()
-            })
-        });
+        b.iter(|| runtime.block_on(add(router)));
     });
+}
+
+/// One `POST /tools/call` of `Calculator.Add` through `router`, answered 200.
+async fn add(router: &axum::Router) -> axum::body::Bytes {
+    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
+    let request = Request::post("/tools/call")
+        .header("content-type", "application/json")
+        .header("x-api-key", BENCH_KEY)
+        .body(Body::from(body))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    to_bytes(response.into_body(), usize::MAX).await.unwrap()
+}
+
+/// The router over the calculator under `policies`.
+fn with_policies(policies: Policies) -> axum::Router {
+    let settings = ServerSettings {
+        policies: Arc::new(policies),
+        ..ServerSettings::default()
+    };
+    router(SharedCatalog::new(catalog()), settings)
 }
 
 fn call_path(c: &mut Criterion) {
@@ -162,17 +172,13 @@ fn call_path(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let with = |policies: Policies| {
-        let settings = ServerSettings {
-            policies: Arc::new(policies),
-            ..ServerSettings::default()
-        };
-        router(SharedCatalog::new(catalog()), settings)
-    };
     for (name, router) in [
-        ("call with policies off", with(Policies::default())),
-        ("call with the README's 5 policies", with(five_rules())),
-        ("call with 100 policies", with(hundred_rules())),
+        ("call with policies off", with_policies(Policies::default())),
+        (
+            "call with the README's 5 policies",
+            with_policies(five_rules()),
+        ),
+        ("call with 100 policies", with_policies(hundred_rules())),
     ] {
         bench_call(c, &runtime, name, &router);
     }
@@ -197,28 +203,14 @@ fn alternated_overhead(_: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let with = |policies: Policies| {
-        let settings = ServerSettings {
-            policies: Arc::new(policies),
-            ..ServerSettings::default()
-        };
-        router(SharedCatalog::new(catalog()), settings)
-    };
-    let (off, on) = (with(Policies::default()), with(five_rules()));
-    let body = r#"{"request":{"tool_id":"Calculator.Add@1.0.0","input":{"a":10,"b":5}}}"#;
+    let (off, on) = (
+        with_policies(Policies::default()),
+        with_policies(five_rules()),
+    );
     let calls = |router: &axum::Router, n: usize| {
         let started = std::time::Instant::now();
         for _ in 0..n {
-            runtime.block_on(async {
-                let request = Request::post("/tools/call")
-                    .header("content-type", "application/json")
-                    .header("x-api-key", BENCH_KEY)
-                    .body(Body::from(body))
-                    .unwrap();
-                let response = router.clone().oneshot(request).await.unwrap();
-                assert_eq!(response.status(), 200);
-                to_bytes(response.into_body(), usize::MAX).await.unwrap()
-            });
+            runtime.block_on(add(router));
         }
         started.elapsed().as_secs_f64()
     };

@@ -341,6 +341,14 @@ impl<'t> Count<'t> {
         Self { text, members }
     }
 
+    /// Where a value ends that `token` (the comma before the next key, the object's closing
+    /// brace) follows, the token lying before `at`: back over white space, the token, white
+    /// space.
+    fn end_before(&self, at: usize, token: char) -> Option<usize> {
+        let before = self.text.get(..at)?.trim_ascii_end();
+        Some(before.strip_suffix(token)?.trim_ascii_end().len())
+    }
+
     /// Where `part` (a slice of the text) starts in it.
     fn offset(&self, part: &str) -> Option<usize> {
         let at = (part.as_ptr() as usize).checked_sub(self.text.as_ptr() as usize)?;
@@ -394,13 +402,7 @@ impl<'t> Visitor<'t> for Count<'t> {
         while let Some(key) = map.next_key::<&'t RawValue>()? {
             let key_at = self.offset(key.get()).ok_or_else(lost)?;
             if let Some(member) = open.take() {
-                // Back from the key over white space, the comma, white space.
-                let before = self.text[..key_at].trim_ascii_end();
-                let end = before
-                    .strip_suffix(',')
-                    .ok_or_else(lost)?
-                    .trim_ascii_end()
-                    .len();
+                let end = self.end_before(key_at, ',').ok_or_else(lost)?;
                 census.close(member, &self.text[..end]);
             }
             let name = key_name(key.get()).map_err(de::Error::custom)?;
@@ -423,12 +425,7 @@ impl<'t> Visitor<'t> for Count<'t> {
             census.count += 1;
         }
         if let Some(member) = open {
-            let body = self.text.trim_ascii_end();
-            let end = body
-                .strip_suffix('}')
-                .ok_or_else(lost)?
-                .trim_ascii_end()
-                .len();
+            let end = self.end_before(self.text.len(), '}').ok_or_else(lost)?;
             census.close(member, &self.text[..end]);
         }
         Ok(census)
