@@ -116,6 +116,25 @@ fn decision(c: &mut Criterion) {
             b.iter(|| five.decide(&caller, entry, &input));
         },
     );
+    // A call as agents make them: a dozen arguments, of which the condition reads one.
+    let wide: Map<String, Value> = json!({
+        "a": 10, "b": 5, "owner": "acme", "repo": "bridge", "state": "open", "per_page": 30,
+        "page": 2, "sort": "created", "direction": "desc", "labels": ["bug", "p1"],
+        "since": "2026-01-01T00:00:00Z", "draft": false
+    })
+    .as_object()
+    .cloned()
+    .unwrap();
+    assert_eq!(
+        five.decide(&caller, entry, &wide),
+        otc_bridge::Verdict::Allowed(Some(3))
+    );
+    c.bench_function(
+        "decide a call: the README's 5 rules, 1 CEL condition, 12 arguments",
+        |b| {
+            b.iter(|| five.decide(&caller, entry, &wide));
+        },
+    );
     c.bench_function("see a tool: 100 rules", |b| {
         b.iter(|| policies.sees(&caller, entry));
     });

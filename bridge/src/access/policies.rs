@@ -145,6 +145,8 @@ pub struct Policies {
     covered: Covered,
     /// CEL's standard library, built once: a condition is evaluated in a context over it.
     env: Option<Arc<cel::Env>>,
+    /// What of the input the conditions read ([`InputRead`]).
+    input_read: InputRead,
 }
 
 impl std::fmt::Debug for Policies {
@@ -282,12 +284,14 @@ impl Policies {
             .any(|r| r.when.is_some())
             .then(|| Arc::new(cel::Env::stdlib()));
         let index = Index::build(configs, &rules)?;
+        let input_read = InputRead::of(rules.iter().filter_map(|r| r.when.as_ref()));
         Ok(Self {
             visible: Mutex::default(),
             rules,
             index,
             covered: Covered::default(),
             env,
+            input_read,
         })
     }
 
@@ -412,7 +416,7 @@ impl Policies {
         if visibility == Visibility::Unknown && !self.visible(&applying) {
             return Verdict::Hidden;
         }
-        let vars = Variables::new(caller, entry, input);
+        let vars = Variables::new(caller, entry, input, &self.input_read);
         // The first rule that applies and whose condition holds decides; when none does, the
         // first conditional rule that applied is the one whose reason explains the refusal.
         let mut unmet = None;
@@ -535,9 +539,12 @@ impl<'a> Facts<'a> {
 /// answer is `input["a"]` alone. What was asked for is kept for the decision's other
 /// conditions. Converting the whole input and caller for every decision, and a name for every
 /// condition that read it, were most of a decision's cost. The input's values are CEL values
-/// that borrow its strings and keys ([`borrowed`]): `has(input.a)` asks for the whole input.
+/// that borrow its strings and keys ([`borrowed`]). `has(input.a)` asks for the whole input,
+/// which is then only the fields the conditions name, when that is all they read of it
+/// ([`InputRead`]).
 struct Variables<'a> {
     input: &'a Map<String, Value>,
+    input_read: &'a InputRead,
     caller: &'a Caller,
     entry: &'a Entry,
     /// The names asked for so far and their values (`None`: a field that is not there), in
@@ -556,9 +563,15 @@ enum About {
 }
 
 impl<'a> Variables<'a> {
-    fn new(caller: &'a Caller, entry: &'a Entry, input: &'a Map<String, Value>) -> Self {
+    fn new(
+        caller: &'a Caller,
+        entry: &'a Entry,
+        input: &'a Map<String, Value>,
+        input_read: &'a InputRead,
+    ) -> Self {
         Self {
             input,
+            input_read,
             caller,
             entry,
             seen: Default::default(),
@@ -570,7 +583,10 @@ impl<'a> Variables<'a> {
     fn val(&self, name: &str) -> Option<Box<dyn Val + 'a>> {
         let input: &'a Map<String, Value> = self.input;
         match name.split_once('.') {
-            None if name == "input" => Some(borrowed_map(input)),
+            None if name == "input" => Some(match self.input_read {
+                InputRead::Fields(fields) => borrowed_fields(input, fields),
+                InputRead::Whole => borrowed_map(input),
+            }),
             Some(("input", path)) => {
                 let mut fields = path.split('.');
                 let mut value = input.get(fields.next()?)?;
@@ -632,10 +648,12 @@ impl<'a> Variables<'a> {
         let def = || self.entry.definition();
         let mut value = match (about, first) {
             (About::Caller, "name") => Value::String(self.caller.name.clone()),
-            (About::Caller, "claims") => {
-                let claim = fields.next()?;
-                self.caller.claims.get(claim)?.clone()
-            }
+            // `has(caller.claims.scope)` asks for the claims whole.
+            (About::Caller, "claims") => match fields.next() {
+                Some(claim) => self.caller.claims.get(claim)?.clone(),
+                None => Value::Object(self.caller.claims.clone()),
+            },
+            (About::Caller, "groups") => json!(self.caller.groups),
             (About::Tool, "destructive") => Value::Bool(self.entry.tool.destructive),
             (About::Tool, "toolkit") => Value::String(def().id.toolkit.clone()),
             (About::Tool, "id") => Value::String(def().id.to_string()),
@@ -693,6 +711,18 @@ fn borrowed_map(members: &Map<String, Value>) -> Box<dyn Val + '_> {
     Box::new(CelMap::from(
         members
             .iter()
+            .map(|(k, v)| (CelMapKey::from(k.as_str()), borrowed(v)))
+            .collect::<HashMap<_, _>>(),
+    ))
+}
+
+/// The fields of `members` named in `fields` (those it has), as a CEL map, as [`borrowed`].
+fn borrowed_fields<'a>(members: &'a Map<String, Value>, fields: &[String]) -> Box<dyn Val + 'a> {
+    use cel::common::types::{CelMap, CelMapKey};
+    Box::new(CelMap::from(
+        fields
+            .iter()
+            .filter_map(|field| members.get_key_value(field.as_str()))
             .map(|(k, v)| (CelMapKey::from(k.as_str()), borrowed(v)))
             .collect::<HashMap<_, _>>(),
     ))
@@ -791,7 +821,7 @@ impl Policies {
                         (None, _) => "applies".to_owned(),
                         (Some(_), None) => "applies when its condition holds".to_owned(),
                         (Some(condition), Some(input)) => {
-                            let vars = Variables::new(caller, entry, input);
+                            let vars = Variables::new(caller, entry, input, &self.input_read);
                             if self.holds(condition, &vars) {
                                 "applies: its condition holds".to_owned()
                             } else {
@@ -1163,6 +1193,105 @@ impl Condition {
     }
 }
 
+/// What the conditions read of `input`: only fields named after it (`input.a`, `has(input.a)`,
+/// `input.a.b`), or the input as a whole (`size(input)`, `"a" in input`, `input["a"]`,
+/// `input == {…}`, a comprehension over it or one that binds the name `input`).
+///
+/// Where only named fields are read, the input CEL asks for whole (`has(input.a)` does: it
+/// tests for `a` on `input`) is made of those fields alone, which no such expression can tell
+/// from the whole: it reads a field by its name and nothing else of the map. A call's input
+/// may have dozens of arguments; converting all of them for one `has()` was most of what such
+/// a condition cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+enum InputRead {
+    /// These top-level fields, by name, and nothing else.
+    Fields(Vec<String>),
+    /// The input as a whole (and with no condition at all: nothing is read then).
+    #[default]
+    Whole,
+}
+
+impl InputRead {
+    /// What `conditions`, together, read of the input.
+    fn of<'c>(conditions: impl IntoIterator<Item = &'c Condition>) -> Self {
+        let mut fields = Some(Vec::new());
+        for condition in conditions {
+            input_fields(condition.program.expression(), &mut fields);
+        }
+        match fields {
+            Some(mut fields) => {
+                fields.sort_unstable();
+                fields.dedup();
+                Self::Fields(fields)
+            }
+            None => Self::Whole,
+        }
+    }
+}
+
+/// Adds to `fields` the top-level fields of `input` that `expr` reads by name, or makes it
+/// `None` when `expr` reads the input otherwise (see [`InputRead`]).
+fn input_fields(expr: &cel::IdedExpr, fields: &mut Option<Vec<String>>) {
+    use cel::common::ast::{EntryExpr, Expr};
+    if fields.is_none() {
+        return;
+    }
+    let entries = |entries: &[cel::common::ast::IdedEntryExpr], fields: &mut Option<_>| {
+        for entry in entries {
+            match &entry.expr {
+                EntryExpr::StructField(field) => input_fields(&field.value, fields),
+                EntryExpr::MapEntry(entry) => {
+                    input_fields(&entry.key, fields);
+                    input_fields(&entry.value, fields);
+                }
+            }
+        }
+    };
+    match &expr.expr {
+        Expr::Select(select) => match &select.operand.expr {
+            Expr::Ident(name) if name == "input" => {
+                if let Some(fields) = fields {
+                    fields.push(select.field.clone());
+                }
+            }
+            _ => input_fields(&select.operand, fields),
+        },
+        Expr::Ident(name) if name == "input" => *fields = None,
+        Expr::Comprehension(comprehension) => {
+            let binds_input = [&comprehension.iter_var, &comprehension.accu_var]
+                .into_iter()
+                .chain(comprehension.iter_var2.as_ref())
+                .any(|name| name == "input");
+            if binds_input {
+                *fields = None;
+                return;
+            }
+            for part in [
+                &comprehension.iter_range,
+                &comprehension.accu_init,
+                &comprehension.loop_cond,
+                &comprehension.loop_step,
+                &comprehension.result,
+            ] {
+                input_fields(part, fields);
+            }
+        }
+        Expr::Call(call) => {
+            for arg in call.target.as_deref().into_iter().chain(&call.args) {
+                input_fields(arg, fields);
+            }
+        }
+        Expr::List(list) => {
+            for element in &list.elements {
+                input_fields(element, fields);
+            }
+        }
+        Expr::Map(map) => entries(&map.entries, fields),
+        Expr::Struct(structure) => entries(&structure.entries, fields),
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
+    }
+}
+
 /// The names `expr`'s comprehensions bind (`x` in `input.tags.exists(x, x > 4)`), which
 /// `Program::references` counts among the variables it reads.
 fn bound_names<'e>(expr: &'e cel::IdedExpr, names: &mut Vec<&'e str>) {
@@ -1278,6 +1407,77 @@ mod tests {
             Value::Object(map) => map,
             other => panic!("not an object: {other}"),
         }
+    }
+
+    /// Conditions that read only named fields see the input as those fields alone, and decide
+    /// every call as they would over the whole input; any other use of the input reads it all.
+    #[test]
+    fn conditions_that_read_named_fields_decide_as_over_the_whole_input() {
+        let read =
+            |when: &str| policies(&format!("- {{effect: allow, when: '{when}'}}"), None).input_read;
+        let fields =
+            |names: &[&str]| InputRead::Fields(names.iter().map(|n| (*n).to_owned()).collect());
+        assert_eq!(
+            read("!has(input.priority) || input.priority != \"high\""),
+            fields(&["priority"])
+        );
+        assert_eq!(
+            read("input.a.b > 1 && has(input.c.d) && input.tags.exists(t, t == input.z)"),
+            fields(&["a", "c", "tags", "z"])
+        );
+        assert_eq!(read("caller.name == \"x\""), fields(&[]));
+        for whole in [
+            "size(input) > 1",
+            "\"a\" in input",
+            "input[\"a\"] == 1",
+            "input == {\"a\": 1}",
+            "input.all(k, k != \"force\")",
+            "[1].exists(input, input == 1) || has(input.a)",
+            "has(input.a) && input.size() > 0",
+        ] {
+            assert_eq!(read(whole), InputRead::Whole, "{whole}");
+        }
+        // One condition reading the whole input makes every condition read it whole.
+        let two = policies(
+            "- {effect: deny, when: 'has(input.a)'}\n- {effect: allow, when: 'size(input) < 3'}",
+            None,
+        );
+        assert_eq!(two.input_read, InputRead::Whole);
+
+        let conditions = [
+            "!has(input.priority) || input.priority != \"high\"",
+            "has(input.a) && input.a > 2",
+            "has(input.nested.deep) || input.nested.other == 1",
+            "input.a.b == 1",
+            "input.missing == 1 || has(input.b)",
+            "input.tags.exists(t, t == \"x\") || !has(input.tags)",
+        ];
+        let inputs = [
+            json!({}),
+            json!({"priority": "high", "a": 3, "b": null}),
+            json!({"priority": "low", "a": 1, "tags": ["x"], "nested": {"deep": 1}}),
+            json!({"a": {"b": 1}, "nested": {"other": 1}, "extra": [1, 2, 3]}),
+            json!({"a": "text", "tags": "not a list", "b": 1, "c": {"d": 2}}),
+        ];
+        let anyone = Caller::anonymous();
+        let tool = entry("Kit", "Tool", 1, false);
+        let mut narrowed = 0;
+        for when in conditions {
+            let yaml = format!("- {{effect: allow, when: '{when}'}}");
+            let fields = policies(&yaml, None);
+            narrowed += usize::from(fields.input_read != InputRead::Whole);
+            let mut whole = policies(&yaml, None);
+            whole.input_read = InputRead::Whole;
+            for value in &inputs {
+                let value = input(value.clone());
+                assert_eq!(
+                    fields.decide(&anyone, &tool, &value),
+                    whole.decide(&anyone, &tool, &value),
+                    "{when} on {value:?}"
+                );
+            }
+        }
+        assert_eq!(narrowed, conditions.len());
     }
 
     #[test]
@@ -1577,6 +1777,7 @@ mod tests {
             r#""repo" in input && has(input.repo.name)"#,
             "!input.force",
             r#"caller.claims.scope.contains("repo") && caller.name == "sam""#,
+            r#"has(caller.claims.scope) && !has(caller.claims.missing) && !("ops" in caller.groups)"#,
             r#"tool.id == "Github.Push@1.0.0" && tool.name == "Github.Push""#,
             r#"tool.version == "1.0.0" && size(caller.groups) == 0"#,
             // More names than the decision keeps: the rest are read each time.
@@ -1592,6 +1793,8 @@ mod tests {
             r#"input.repo.owner.name == "acme""#,
             "input.n > 2",
             "caller.claims.missing == 1",
+            "has(caller.claims.missing)",
+            "caller.claims.size() == 0",
         ] {
             assert!(!holds(when), "{when}");
         }
