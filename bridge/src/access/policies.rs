@@ -1232,110 +1232,76 @@ impl InputRead {
 /// Adds to `fields` the top-level fields of `input` that `expr` reads by name, or makes it
 /// `None` when `expr` reads the input otherwise (see [`InputRead`]).
 fn input_fields(expr: &cel::IdedExpr, fields: &mut Option<Vec<String>>) {
-    use cel::common::ast::{EntryExpr, Expr};
-    if fields.is_none() {
+    use cel::common::ast::Expr;
+    let Some(named) = fields else {
         return;
-    }
-    let entries = |entries: &[cel::common::ast::IdedEntryExpr], fields: &mut Option<_>| {
-        for entry in entries {
-            match &entry.expr {
-                EntryExpr::StructField(field) => input_fields(&field.value, fields),
-                EntryExpr::MapEntry(entry) => {
-                    input_fields(&entry.key, fields);
-                    input_fields(&entry.value, fields);
-                }
-            }
-        }
     };
     match &expr.expr {
-        Expr::Select(select) => match &select.operand.expr {
-            Expr::Ident(name) if name == "input" => {
-                if let Some(fields) = fields {
-                    fields.push(select.field.clone());
-                }
-            }
-            _ => input_fields(&select.operand, fields),
-        },
+        Expr::Select(select) if matches!(&select.operand.expr, Expr::Ident(n) if n == "input") => {
+            named.push(select.field.clone());
+        }
         Expr::Ident(name) if name == "input" => *fields = None,
-        Expr::Comprehension(comprehension) => {
-            let binds_input = [&comprehension.iter_var, &comprehension.accu_var]
+        Expr::Comprehension(comprehension)
+            if [&comprehension.iter_var, &comprehension.accu_var]
                 .into_iter()
                 .chain(comprehension.iter_var2.as_ref())
-                .any(|name| name == "input");
-            if binds_input {
-                *fields = None;
-                return;
-            }
-            for part in [
-                &comprehension.iter_range,
-                &comprehension.accu_init,
-                &comprehension.loop_cond,
-                &comprehension.loop_step,
-                &comprehension.result,
-            ] {
+                .any(|name| name == "input") =>
+        {
+            *fields = None;
+        }
+        _ => {
+            for part in subexpressions(expr) {
                 input_fields(part, fields);
             }
         }
-        Expr::Call(call) => {
-            for arg in call.target.as_deref().into_iter().chain(&call.args) {
-                input_fields(arg, fields);
-            }
-        }
-        Expr::List(list) => {
-            for element in &list.elements {
-                input_fields(element, fields);
-            }
-        }
-        Expr::Map(map) => entries(&map.entries, fields),
-        Expr::Struct(structure) => entries(&structure.entries, fields),
-        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
     }
 }
 
 /// The names `expr`'s comprehensions bind (`x` in `input.tags.exists(x, x > 4)`), which
 /// `Program::references` counts among the variables it reads.
 fn bound_names<'e>(expr: &'e cel::IdedExpr, names: &mut Vec<&'e str>) {
-    use cel::common::ast::{EntryExpr, Expr};
-    let entries = |entries: &'e [cel::common::ast::IdedEntryExpr], names: &mut Vec<&'e str>| {
-        for entry in entries {
-            match &entry.expr {
-                EntryExpr::StructField(field) => bound_names(&field.value, names),
-                EntryExpr::MapEntry(entry) => {
-                    bound_names(&entry.key, names);
-                    bound_names(&entry.value, names);
-                }
-            }
-        }
-    };
+    if let cel::common::ast::Expr::Comprehension(comprehension) = &expr.expr {
+        names.push(&comprehension.iter_var);
+        names.extend(comprehension.iter_var2.as_deref());
+        names.push(&comprehension.accu_var);
+    }
+    for part in subexpressions(expr) {
+        bound_names(part, names);
+    }
+}
+
+/// The expressions directly inside `expr`: a call's target and arguments, a comprehension's
+/// parts, a list's elements, a map's or a struct's keys and values, a selection's operand.
+fn subexpressions(expr: &cel::IdedExpr) -> Vec<&cel::IdedExpr> {
+    use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr};
+    fn entries(entries: &[IdedEntryExpr]) -> Vec<&cel::IdedExpr> {
+        entries
+            .iter()
+            .flat_map(|entry| match &entry.expr {
+                EntryExpr::StructField(field) => vec![&field.value],
+                EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
+            })
+            .collect()
+    }
     match &expr.expr {
-        Expr::Call(call) => {
-            for arg in call.target.as_deref().into_iter().chain(&call.args) {
-                bound_names(arg, names);
-            }
-        }
-        Expr::Comprehension(comprehension) => {
-            names.push(&comprehension.iter_var);
-            names.extend(comprehension.iter_var2.as_deref());
-            names.push(&comprehension.accu_var);
-            for part in [
-                &comprehension.iter_range,
-                &comprehension.accu_init,
-                &comprehension.loop_cond,
-                &comprehension.loop_step,
-                &comprehension.result,
-            ] {
-                bound_names(part, names);
-            }
-        }
-        Expr::List(list) => {
-            for element in &list.elements {
-                bound_names(element, names);
-            }
-        }
-        Expr::Map(map) => entries(&map.entries, names),
-        Expr::Struct(structure) => entries(&structure.entries, names),
-        Expr::Select(select) => bound_names(&select.operand, names),
-        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => {}
+        Expr::Call(call) => call
+            .target
+            .as_deref()
+            .into_iter()
+            .chain(&call.args)
+            .collect(),
+        Expr::Comprehension(comprehension) => vec![
+            &comprehension.iter_range,
+            &comprehension.accu_init,
+            &comprehension.loop_cond,
+            &comprehension.loop_step,
+            &comprehension.result,
+        ],
+        Expr::List(list) => list.elements.iter().collect(),
+        Expr::Map(map) => entries(&map.entries),
+        Expr::Struct(structure) => entries(&structure.entries),
+        Expr::Select(select) => vec![&select.operand],
+        Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) => Vec::new(),
     }
 }
 
