@@ -584,8 +584,12 @@ impl<'a> Variables<'a> {
         let input: &'a Map<String, Value> = self.input;
         match name.split_once('.') {
             None if name == "input" => Some(match self.input_read {
-                InputRead::Fields(fields) => borrowed_fields(input, fields),
-                InputRead::Whole => borrowed_map(input),
+                InputRead::Fields(fields) => borrowed_map(
+                    fields
+                        .iter()
+                        .filter_map(|field| input.get_key_value(field.as_str())),
+                ),
+                InputRead::Whole => borrowed_map(input.iter()),
             }),
             Some(("input", path)) => {
                 let mut fields = path.split('.');
@@ -701,28 +705,16 @@ fn borrowed(value: &Value) -> Box<dyn Val + '_> {
         Value::Array(items) => Box::new(CelList::from(
             items.iter().map(borrowed).collect::<Vec<_>>(),
         )),
-        Value::Object(members) => borrowed_map(members),
+        Value::Object(members) => borrowed_map(members.iter()),
     }
 }
 
-/// A JSON object as a CEL map, as [`borrowed`].
-fn borrowed_map(members: &Map<String, Value>) -> Box<dyn Val + '_> {
+/// JSON object members as a CEL map, as [`borrowed`]: a whole object's, or the input's fields
+/// the conditions name ([`InputRead`]).
+fn borrowed_map<'a>(members: impl Iterator<Item = (&'a String, &'a Value)>) -> Box<dyn Val + 'a> {
     use cel::common::types::{CelMap, CelMapKey};
     Box::new(CelMap::from(
         members
-            .iter()
-            .map(|(k, v)| (CelMapKey::from(k.as_str()), borrowed(v)))
-            .collect::<HashMap<_, _>>(),
-    ))
-}
-
-/// The fields of `members` named in `fields` (those it has), as a CEL map, as [`borrowed`].
-fn borrowed_fields<'a>(members: &'a Map<String, Value>, fields: &[String]) -> Box<dyn Val + 'a> {
-    use cel::common::types::{CelMap, CelMapKey};
-    Box::new(CelMap::from(
-        fields
-            .iter()
-            .filter_map(|field| members.get_key_value(field.as_str()))
             .map(|(k, v)| (CelMapKey::from(k.as_str()), borrowed(v)))
             .collect::<HashMap<_, _>>(),
     ))
