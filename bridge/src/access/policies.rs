@@ -147,6 +147,8 @@ pub struct Policies {
     env: Option<Arc<cel::Env>>,
     /// What of the input the conditions read ([`InputRead`]).
     input_read: InputRead,
+    /// The names the conditions ask CEL's resolver for ([`read_names`]).
+    names: Vec<String>,
 }
 
 impl std::fmt::Debug for Policies {
@@ -284,7 +286,12 @@ impl Policies {
             .any(|r| r.when.is_some())
             .then(|| Arc::new(cel::Env::stdlib()));
         let index = Index::build(configs, &rules)?;
-        let input_read = InputRead::of(rules.iter().filter_map(|r| r.when.as_ref()));
+        let conditions = || rules.iter().filter_map(|r| r.when.as_ref());
+        let input_read = InputRead::of(conditions());
+        let mut names = Vec::new();
+        for condition in conditions() {
+            read_names(condition.program.expression(), &mut names);
+        }
         Ok(Self {
             visible: Mutex::default(),
             rules,
@@ -292,6 +299,7 @@ impl Policies {
             covered: Covered::default(),
             env,
             input_read,
+            names,
         })
     }
 
@@ -416,7 +424,7 @@ impl Policies {
         if visibility == Visibility::Unknown && !self.visible(&applying) {
             return Verdict::Hidden;
         }
-        let vars = Variables::new(caller, entry, input, &self.input_read);
+        let vars = Variables::new(caller, entry, input, self);
         // The first rule that applies and whose condition holds decides; when none does, the
         // first conditional rule that applied is the one whose reason explains the refusal.
         let mut unmet = None;
@@ -536,24 +544,25 @@ impl<'a> Facts<'a> {
 
 /// The variables of a decision's conditions (`input`, `caller`, `tool`), made into CEL values
 /// only as far as an expression reads them: CEL asks for `input.a` before `input`, and the
-/// answer is `input["a"]` alone. What was asked for is kept for the decision's other
-/// conditions. Converting the whole input and caller for every decision, and a name for every
-/// condition that read it, were most of a decision's cost. The input's values are CEL values
-/// that borrow its strings and keys ([`borrowed`]). `has(input.a)` asks for the whole input,
-/// which is then only the fields the conditions name, when that is all they read of it
-/// ([`InputRead`]).
+/// answer is `input["a"]` alone. The values of the names the conditions read
+/// ([`Policies::names`]) are kept for the decision's other conditions; scalars are kept in
+/// place ([`Held`]) and the input's strings and keys are borrowed ([`borrowed`]).
+/// `has(input.a)` asks for the whole input, which is then a view that reads the fields the
+/// conditions name in place ([`NamedFields`]), when that is all they read of it
+/// ([`InputRead`]). Converting the whole input and caller for every decision, and then a map
+/// and a boxed name and value for every name read, were most of a decision's cost.
 struct Variables<'a> {
     input: &'a Map<String, Value>,
-    input_read: &'a InputRead,
     caller: &'a Caller,
     entry: &'a Entry,
-    /// The names asked for so far and their values (`None`: a field that is not there), in
-    /// the order asked; a name beyond the last slot is converted each time it is asked for.
-    seen: [OnceLock<Seen<'a>>; 8],
+    /// `input` as CEL sees it when the conditions read only named fields of it.
+    named_fields: Option<NamedFields<'a>>,
+    /// The names the conditions read; the value of the one at position `i` is `kept[i]`.
+    names: &'a [String],
+    /// The values of `names` asked for so far (`None`: a field that is not there); a name
+    /// past the last slot, or not among `names`, is converted each time it is asked for.
+    kept: [OnceLock<Option<Held<'a>>>; 8],
 }
-
-/// A name a condition asked for, and its value (`None`: not there).
-type Seen<'a> = (Box<str>, Option<Box<dyn Val + 'a>>);
 
 /// The variables besides the input, which are made as JSON and converted.
 #[derive(Debug, Clone, Copy)]
@@ -567,45 +576,43 @@ impl<'a> Variables<'a> {
         caller: &'a Caller,
         entry: &'a Entry,
         input: &'a Map<String, Value>,
-        input_read: &'a InputRead,
+        policies: &'a Policies,
     ) -> Self {
+        let named_fields = match &policies.input_read {
+            InputRead::Fields(fields) => Some(NamedFields { input, fields }),
+            InputRead::Whole => None,
+        };
         Self {
             input,
-            input_read,
             caller,
             entry,
-            seen: Default::default(),
+            named_fields,
+            names: &policies.names,
+            kept: Default::default(),
         }
     }
 
     /// The CEL value of `name` (`input`, `input.a.b`, `caller.name`), or `None` as for
     /// [`Variables::value`]. The input's values borrow it.
-    fn val(&self, name: &str) -> Option<Box<dyn Val + 'a>> {
+    fn held(&self, name: &str) -> Option<Held<'a>> {
         let input: &'a Map<String, Value> = self.input;
         match name.split_once('.') {
-            None if name == "input" => Some(match self.input_read {
-                InputRead::Fields(fields) => borrowed_map(
-                    fields
-                        .iter()
-                        .filter_map(|field| input.get_key_value(field.as_str())),
-                ),
-                InputRead::Whole => borrowed_map(input.iter()),
-            }),
+            None if name == "input" => Some(Held::Boxed(borrowed_map(input.iter()))),
             Some(("input", path)) => {
                 let mut fields = path.split('.');
                 let mut value = input.get(fields.next()?)?;
                 for field in fields {
                     value = value.get(field)?;
                 }
-                Some(borrowed(value))
+                Some(Held::of(value))
             }
-            _ => self.value(name).and_then(to_val),
+            _ => self.value(name).and_then(to_val).map(Held::Boxed),
         }
     }
 
     /// The value of `name` when it is `caller`, `tool` or a path in them (`caller.name`), or
     /// `None` when it is neither or is a path that cannot be read without the whole variable.
-    /// (The input is read by [`Variables::val`], borrowed.)
+    /// (The input is read by [`Variables::held`], borrowed.)
     fn value(&self, name: &str) -> Option<Value> {
         let (root, path) = match name.split_once('.') {
             Some((root, path)) => (root, Some(path)),
@@ -674,13 +681,23 @@ impl<'a> Variables<'a> {
 
 impl cel::context::VariableResolver for Variables<'_> {
     fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
-        for slot in &self.seen {
-            let (seen, value) = slot.get_or_init(|| (name.into(), self.val(name)));
-            if **seen == *name {
-                return value.as_deref().map(CowVal::Borrowed);
-            }
+        if name == "input"
+            && let Some(fields) = &self.named_fields
+        {
+            return Some(CowVal::Borrowed(fields));
         }
-        self.val(name).map(CowVal::Owned)
+        let kept = self
+            .names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|at| self.kept.get(at));
+        match kept {
+            Some(slot) => slot
+                .get_or_init(|| self.held(name))
+                .as_ref()
+                .map(|held| CowVal::Borrowed(held.val())),
+            None => self.held(name).map(|held| CowVal::Owned(held.into_boxed())),
+        }
     }
 }
 
@@ -688,29 +705,75 @@ fn to_val(value: Value) -> Option<Box<dyn Val>> {
     cel_value(value).try_into().ok()
 }
 
-/// JSON as a CEL value that borrows its strings and keys: no copy of the input, and one
-/// conversion (JSON → CEL's value types) instead of two (JSON → `cel::Value` → CEL's value
-/// types). Numbers as in [`cel_value`].
-fn borrowed(value: &Value) -> Box<dyn Val + '_> {
-    use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelNull, CelString, CelUInt};
-    match value {
-        Value::Null => Box::new(CelNull),
-        Value::Bool(b) => Box::new(CelBool::from(*b)),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Box::new(CelInt::from(i)),
-            (None, Some(u)) => Box::new(CelUInt::from(u)),
-            (None, None) => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
-        },
-        Value::String(s) => Box::new(CelString::from(s.as_str())),
-        Value::Array(items) => Box::new(CelList::from(
-            items.iter().map(borrowed).collect::<Vec<_>>(),
-        )),
-        Value::Object(members) => borrowed_map(members.iter()),
+/// A CEL value of a decision's variables: a scalar in place, where most of what conditions
+/// read is one (`input.a < 1000`), a container boxed. The input's strings and keys are
+/// borrowed.
+#[derive(Debug)]
+enum Held<'a> {
+    Null(cel::common::types::CelNull),
+    Bool(cel::common::types::CelBool),
+    Int(cel::common::types::CelInt),
+    UInt(cel::common::types::CelUInt),
+    Double(cel::common::types::CelDouble),
+    String(cel::common::types::CelString<'a>),
+    Boxed(Box<dyn Val + 'a>),
+}
+
+impl<'a> Held<'a> {
+    /// JSON as a CEL value that borrows its strings and keys: no copy of the input, and one
+    /// conversion (JSON → CEL's value types) instead of two (JSON → `cel::Value` → CEL's value
+    /// types). Numbers as in [`cel_value`].
+    fn of(value: &'a Value) -> Self {
+        use cel::common::types::{
+            CelBool, CelDouble, CelInt, CelList, CelNull, CelString, CelUInt,
+        };
+        match value {
+            Value::Null => Self::Null(CelNull),
+            Value::Bool(b) => Self::Bool(CelBool::from(*b)),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Self::Int(CelInt::from(i)),
+                (None, Some(u)) => Self::UInt(CelUInt::from(u)),
+                (None, None) => Self::Double(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+            },
+            Value::String(s) => Self::String(CelString::from(s.as_str())),
+            Value::Array(items) => Self::Boxed(Box::new(CelList::from(
+                items.iter().map(borrowed).collect::<Vec<_>>(),
+            ))),
+            Value::Object(members) => Self::Boxed(borrowed_map(members.iter())),
+        }
+    }
+
+    fn val(&self) -> &(dyn Val + 'a) {
+        match self {
+            Self::Null(v) => v,
+            Self::Bool(v) => v,
+            Self::Int(v) => v,
+            Self::UInt(v) => v,
+            Self::Double(v) => v,
+            Self::String(v) => v,
+            Self::Boxed(v) => v.as_ref(),
+        }
+    }
+
+    fn into_boxed(self) -> Box<dyn Val + 'a> {
+        match self {
+            Self::Null(v) => Box::new(v),
+            Self::Bool(v) => Box::new(v),
+            Self::Int(v) => Box::new(v),
+            Self::UInt(v) => Box::new(v),
+            Self::Double(v) => Box::new(v),
+            Self::String(v) => Box::new(v),
+            Self::Boxed(v) => v,
+        }
     }
 }
 
-/// JSON object members as a CEL map, as [`borrowed`]: a whole object's, or the input's fields
-/// the conditions name ([`InputRead`]).
+/// JSON as a boxed CEL value, as [`Held::of`].
+fn borrowed(value: &Value) -> Box<dyn Val + '_> {
+    Held::of(value).into_boxed()
+}
+
+/// JSON object members as a CEL map, as [`borrowed`].
 fn borrowed_map<'a>(members: impl Iterator<Item = (&'a String, &'a Value)>) -> Box<dyn Val + 'a> {
     use cel::common::types::{CelMap, CelMapKey};
     Box::new(CelMap::from(
@@ -718,6 +781,72 @@ fn borrowed_map<'a>(members: impl Iterator<Item = (&'a String, &'a Value)>) -> B
             .map(|(k, v)| (CelMapKey::from(k.as_str()), borrowed(v)))
             .collect::<HashMap<_, _>>(),
     ))
+}
+
+/// The input as CEL sees it when the conditions read only named fields of it
+/// ([`InputRead::Fields`]): a map of those fields, read in place by name. No such expression
+/// asks anything of `input` but a field by its name (`has(input.a)`, or `input.a` once CEL
+/// found no `input.a` of its own), so nothing is built for it: building a map of the fields
+/// for every `has()` was most of what such a condition cost.
+#[derive(Debug, Clone, Copy)]
+struct NamedFields<'a> {
+    input: &'a Map<String, Value>,
+    fields: &'a [String],
+}
+
+/// The CEL type of [`NamedFields`]: a map, as the input is.
+static MAP_TYPE: cel::common::types::Type = cel::common::types::MAP_TYPE;
+
+impl Val for NamedFields<'_> {
+    fn get_type(&self) -> &cel::common::types::Type {
+        &MAP_TYPE
+    }
+
+    fn cel_type() -> &'static cel::common::types::Type {
+        &MAP_TYPE
+    }
+
+    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn cel::common::traits::Indexer + 'v)>
+    where
+        Self: 'v,
+    {
+        Some(self)
+    }
+
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
+    where
+        Self: 'v,
+    {
+        Box::new(*self)
+    }
+}
+
+impl cel::common::traits::Indexer for NamedFields<'_> {
+    fn get<'b, 'v>(&'b self, key: &dyn Val) -> Result<CowVal<'b, 'v>, cel::ExecutionError>
+    where
+        Self: 'v,
+    {
+        let Some(key) = key.downcast_ref::<cel::common::types::CelString<'_>>() else {
+            return Err(cel::ExecutionError::UnexpectedType {
+                got: key.get_type().name().to_owned(),
+                want: "map key".to_owned(),
+            });
+        };
+        let key = key.inner();
+        match self.input.get(key) {
+            Some(value) if self.fields.iter().any(|f| f == key) => {
+                Ok(CowVal::Owned(borrowed(value)))
+            }
+            _ => Err(cel::ExecutionError::no_such_key(key)),
+        }
+    }
+
+    fn steal<'v>(self: Box<Self>, key: &dyn Val) -> Result<Box<dyn Val + 'v>, cel::ExecutionError>
+    where
+        Self: 'v,
+    {
+        self.get(key).map(CowVal::into_owned)
+    }
 }
 
 /// JSON as a CEL value. An integer is an `int` where it fits: JSON has one kind of number, and
@@ -813,7 +942,7 @@ impl Policies {
                         (None, _) => "applies".to_owned(),
                         (Some(_), None) => "applies when its condition holds".to_owned(),
                         (Some(condition), Some(input)) => {
-                            let vars = Variables::new(caller, entry, input, &self.input_read);
+                            let vars = Variables::new(caller, entry, input, self);
                             if self.holds(condition, &vars) {
                                 "applies: its condition holds".to_owned()
                             } else {
@@ -1246,6 +1375,37 @@ fn input_fields(expr: &cel::IdedExpr, fields: &mut Option<Vec<String>>) {
                 input_fields(part, fields);
             }
         }
+    }
+}
+
+/// Adds to `names` the qualified names of the variables `expr` reads, as CEL's resolver is
+/// asked for them: `input.a.b` for `input.a.b`, `input` for `has(input.a)`, each once. (CEL
+/// asks for a shorter name only when the longer one is not there.)
+fn read_names(expr: &cel::IdedExpr, names: &mut Vec<String>) {
+    match qualified(expr) {
+        Some(name) => {
+            let root = name.split('.').next().unwrap_or_default();
+            if VARIABLES.contains(&root) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        None => {
+            for part in subexpressions(expr) {
+                read_names(part, names);
+            }
+        }
+    }
+}
+
+/// The qualified name `expr` spells (`input.a.b`), if it is one.
+fn qualified(expr: &cel::IdedExpr) -> Option<String> {
+    use cel::common::ast::Expr;
+    match &expr.expr {
+        Expr::Ident(name) => Some(name.clone()),
+        Expr::Select(select) if !select.test => {
+            Some(format!("{}.{}", qualified(&select.operand)?, select.field))
+        }
+        _ => None,
     }
 }
 
@@ -1756,6 +1916,22 @@ mod tests {
         ] {
             assert!(!holds(when), "{when}");
         }
+    }
+
+    /// The names a decision keeps are those CEL's resolver is asked for first: each qualified
+    /// name once, the operand of a `has()`, none a comprehension binds or of no variable.
+    #[test]
+    fn the_names_kept_are_the_qualified_names_the_conditions_read() {
+        let names = policies(
+            "- {effect: deny, when: '!has(input.a.b) || input.a.b < 3 || caller.claims.x == tool.name'}\n\
+             - {effect: allow, when: 'input.tags.exists(t, t.size() > input.n) && input.n > 0'}",
+            None,
+        )
+        .names;
+        assert_eq!(
+            names,
+            ["input.a", "input.a.b", "caller.claims.x", "tool.name", "input.tags", "input.n"]
+        );
     }
 
     #[test]
