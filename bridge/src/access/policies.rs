@@ -149,6 +149,9 @@ pub struct Policies {
     input_read: InputRead,
     /// The names the conditions ask CEL's resolver for ([`read_names`]).
     names: Vec<String>,
+    /// With [`InputRead::Fields`], those fields, each with the position of its name
+    /// (`input.a`) in `names` (`None` when it is only tested with `has()`).
+    fields: Vec<(String, Option<usize>)>,
 }
 
 impl std::fmt::Debug for Policies {
@@ -292,6 +295,16 @@ impl Policies {
         for condition in conditions() {
             read_names(condition.program.expression(), &mut names);
         }
+        let fields = match &input_read {
+            InputRead::Fields(fields) => fields
+                .iter()
+                .map(|field| {
+                    let name = format!("input.{field}");
+                    (field.clone(), names.iter().position(|n| *n == name))
+                })
+                .collect(),
+            InputRead::Whole => Vec::new(),
+        };
         Ok(Self {
             visible: Mutex::default(),
             rules,
@@ -300,6 +313,7 @@ impl Policies {
             env,
             input_read,
             names,
+            fields,
         })
     }
 
@@ -548,15 +562,16 @@ impl<'a> Facts<'a> {
 /// ([`Policies::names`]) are kept for the decision's other conditions; scalars are kept in
 /// place ([`Held`]) and the input's strings and keys are borrowed ([`borrowed`]).
 /// `has(input.a)` asks for the whole input, which is then a view that reads the fields the
-/// conditions name in place ([`NamedFields`]), when that is all they read of it
+/// conditions name in place (the variables themselves, as a CEL map), when that is all they read of it
 /// ([`InputRead`]). Converting the whole input and caller for every decision, and then a map
 /// and a boxed name and value for every name read, were most of a decision's cost.
 struct Variables<'a> {
     input: &'a Map<String, Value>,
     caller: &'a Caller,
     entry: &'a Entry,
-    /// `input` as CEL sees it when the conditions read only named fields of it.
-    named_fields: Option<NamedFields<'a>>,
+    /// The top-level fields of `input` the conditions read, when that is all they read of it
+    /// ([`InputRead::Fields`]), each with the position of its name (`input.a`) in `names`.
+    fields: Option<&'a [(String, Option<usize>)]>,
     /// The names the conditions read; the value of the one at position `i` is `kept[i]`.
     names: &'a [String],
     /// The values of `names` asked for so far (`None`: a field that is not there); a name
@@ -578,15 +593,15 @@ impl<'a> Variables<'a> {
         input: &'a Map<String, Value>,
         policies: &'a Policies,
     ) -> Self {
-        let named_fields = match &policies.input_read {
-            InputRead::Fields(fields) => Some(NamedFields { input, fields }),
+        let fields = match &policies.input_read {
+            InputRead::Fields(_) => Some(policies.fields.as_slice()),
             InputRead::Whole => None,
         };
         Self {
             input,
             caller,
             entry,
-            named_fields,
+            fields,
             names: &policies.names,
             kept: Default::default(),
         }
@@ -681,10 +696,8 @@ impl<'a> Variables<'a> {
 
 impl cel::context::VariableResolver for Variables<'_> {
     fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
-        if name == "input"
-            && let Some(fields) = &self.named_fields
-        {
-            return Some(CowVal::Borrowed(fields));
+        if name == "input" && self.fields.is_some() {
+            return Some(CowVal::Borrowed(self));
         }
         let kept = self
             .names
@@ -783,21 +796,24 @@ fn borrowed_map<'a>(members: impl Iterator<Item = (&'a String, &'a Value)>) -> B
     ))
 }
 
-/// The input as CEL sees it when the conditions read only named fields of it
-/// ([`InputRead::Fields`]): a map of those fields, read in place by name. No such expression
-/// asks anything of `input` but a field by its name (`has(input.a)`, or `input.a` once CEL
-/// found no `input.a` of its own), so nothing is built for it: building a map of the fields
-/// for every `has()` was most of what such a condition cost.
-#[derive(Debug, Clone, Copy)]
-struct NamedFields<'a> {
-    input: &'a Map<String, Value>,
-    fields: &'a [String],
-}
-
-/// The CEL type of [`NamedFields`]: a map, as the input is.
+/// The CEL type of the variables as the input ([`InputRead::Fields`]): a map, as the input is.
 static MAP_TYPE: cel::common::types::Type = cel::common::types::MAP_TYPE;
 
-impl Val for NamedFields<'_> {
+impl std::fmt::Debug for Variables<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Variables")
+            .field("names", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The input as CEL sees it when the conditions read only named fields of it
+/// ([`InputRead::Fields`]): a map of those fields, read in place by name and kept as the same
+/// name's value is (`has(input.a)` then `input.a` reads `a` once). No such expression asks
+/// anything of `input` but a field by its name (`has(input.a)`, or `input.a` once CEL found no
+/// `input.a` of its own), so nothing is built for it: building a map of the fields for every
+/// `has()` was most of what such a condition cost.
+impl Val for Variables<'_> {
     fn get_type(&self) -> &cel::common::types::Type {
         &MAP_TYPE
     }
@@ -813,15 +829,22 @@ impl Val for NamedFields<'_> {
         Some(self)
     }
 
+    /// The named fields as a map of their own.
     fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
     where
         Self: 'v,
     {
-        Box::new(*self)
+        let input = self.input;
+        borrowed_map(
+            self.fields
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|(field, _)| input.get_key_value(field.as_str())),
+        )
     }
 }
 
-impl cel::common::traits::Indexer for NamedFields<'_> {
+impl cel::common::traits::Indexer for Variables<'_> {
     fn get<'b, 'v>(&'b self, key: &dyn Val) -> Result<CowVal<'b, 'v>, cel::ExecutionError>
     where
         Self: 'v,
@@ -833,11 +856,24 @@ impl cel::common::traits::Indexer for NamedFields<'_> {
             });
         };
         let key = key.inner();
-        match self.input.get(key) {
-            Some(value) if self.fields.iter().any(|f| f == key) => {
-                Ok(CowVal::Owned(borrowed(value)))
-            }
-            _ => Err(cel::ExecutionError::no_such_key(key)),
+        let missing = || cel::ExecutionError::no_such_key(key);
+        let (_, at) = self
+            .fields
+            .unwrap_or_default()
+            .iter()
+            .find(|(field, _)| field == key)
+            .ok_or_else(missing)?;
+        let input: &Map<String, Value> = self.input;
+        match at.and_then(|at| self.kept.get(at)) {
+            Some(slot) => slot
+                .get_or_init(|| input.get(key).map(Held::of))
+                .as_ref()
+                .map(|held| CowVal::Borrowed(held.val()))
+                .ok_or_else(missing),
+            None => input
+                .get(key)
+                .map(|value| CowVal::Owned(borrowed(value)))
+                .ok_or_else(missing),
         }
     }
 
@@ -1926,11 +1962,27 @@ mod tests {
             "- {effect: deny, when: '!has(input.a.b) || input.a.b < 3 || caller.claims.x == tool.name'}\n\
              - {effect: allow, when: 'input.tags.exists(t, t.size() > input.n) && input.n > 0'}",
             None,
-        )
-        .names;
+        );
         assert_eq!(
-            names,
-            ["input.a", "input.a.b", "caller.claims.x", "tool.name", "input.tags", "input.n"]
+            names.names,
+            [
+                "input.a",
+                "input.a.b",
+                "caller.claims.x",
+                "tool.name",
+                "input.tags",
+                "input.n"
+            ]
+        );
+        // `has(input.a)` reads `a` where `input.a` is kept; `input.a.b` and the rest are names
+        // of their own.
+        assert_eq!(
+            names.fields,
+            [
+                ("a".to_owned(), Some(0)),
+                ("n".to_owned(), Some(5)),
+                ("tags".to_owned(), Some(4))
+            ]
         );
     }
 
