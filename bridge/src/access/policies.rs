@@ -149,9 +149,6 @@ pub struct Policies {
     input_read: InputRead,
     /// The names the conditions ask CEL's resolver for ([`read_names`]).
     names: Vec<String>,
-    /// With [`InputRead::Fields`], those fields, each with the position of its name
-    /// (`input.a`) in `names` (`None` when it is only tested with `has()`).
-    fields: Vec<(String, Option<usize>)>,
 }
 
 impl std::fmt::Debug for Policies {
@@ -290,21 +287,11 @@ impl Policies {
             .then(|| Arc::new(cel::Env::stdlib()));
         let index = Index::build(configs, &rules)?;
         let conditions = || rules.iter().filter_map(|r| r.when.as_ref());
-        let input_read = InputRead::of(conditions());
         let mut names = Vec::new();
         for condition in conditions() {
             read_names(condition.program.expression(), &mut names);
         }
-        let fields = match &input_read {
-            InputRead::Fields(fields) => fields
-                .iter()
-                .map(|field| {
-                    let name = format!("input.{field}");
-                    (field.clone(), names.iter().position(|n| *n == name))
-                })
-                .collect(),
-            InputRead::Whole => Vec::new(),
-        };
+        let input_read = InputRead::of(conditions(), &names);
         Ok(Self {
             visible: Mutex::default(),
             rules,
@@ -313,7 +300,6 @@ impl Policies {
             env,
             input_read,
             names,
-            fields,
         })
     }
 
@@ -562,8 +548,8 @@ impl<'a> Facts<'a> {
 /// ([`Policies::names`]) are kept for the decision's other conditions; scalars are kept in
 /// place ([`Held`]) and the input's strings and keys are borrowed ([`borrowed`]).
 /// `has(input.a)` asks for the whole input, which is then a view that reads the fields the
-/// conditions name in place (the variables themselves, as a CEL map), when that is all they read of it
-/// ([`InputRead`]). Converting the whole input and caller for every decision, and then a map
+/// conditions name in place (the variables themselves, as a CEL map), when that is all they
+/// read of it ([`InputRead`]). Converting the whole input and caller for every decision, and then a map
 /// and a boxed name and value for every name read, were most of a decision's cost.
 struct Variables<'a> {
     input: &'a Map<String, Value>,
@@ -594,7 +580,7 @@ impl<'a> Variables<'a> {
         policies: &'a Policies,
     ) -> Self {
         let fields = match &policies.input_read {
-            InputRead::Fields(_) => Some(policies.fields.as_slice()),
+            InputRead::Fields(fields) => Some(fields.as_slice()),
             InputRead::Whole => None,
         };
         Self {
@@ -1361,16 +1347,19 @@ impl Condition {
 /// a condition cost.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 enum InputRead {
-    /// These top-level fields, by name, and nothing else.
-    Fields(Vec<String>),
+    /// These top-level fields, by name, and nothing else; each with the position of its name
+    /// (`input.a`) among the names the conditions read, where a decision keeps its value
+    /// (`None`: a field only tested with `has()`).
+    Fields(Vec<(String, Option<usize>)>),
     /// The input as a whole (and with no condition at all: nothing is read then).
     #[default]
     Whole,
 }
 
 impl InputRead {
-    /// What `conditions`, together, read of the input.
-    fn of<'c>(conditions: impl IntoIterator<Item = &'c Condition>) -> Self {
+    /// What `conditions`, together, read of the input; `names` are the names they read
+    /// ([`read_names`]).
+    fn of<'c>(conditions: impl IntoIterator<Item = &'c Condition>, names: &[String]) -> Self {
         let mut fields = Some(Vec::new());
         for condition in conditions {
             input_fields(condition.program.expression(), &mut fields);
@@ -1379,7 +1368,16 @@ impl InputRead {
             Some(mut fields) => {
                 fields.sort_unstable();
                 fields.dedup();
-                Self::Fields(fields)
+                Self::Fields(
+                    fields
+                        .into_iter()
+                        .map(|field| {
+                            let name = format!("input.{field}");
+                            let kept = names.iter().position(|n| *n == name);
+                            (field, kept)
+                        })
+                        .collect(),
+                )
             }
             None => Self::Whole,
         }
@@ -1567,10 +1565,20 @@ mod tests {
     /// every call as they would over the whole input; any other use of the input reads it all.
     #[test]
     fn conditions_that_read_named_fields_decide_as_over_the_whole_input() {
+        // The fields read, by name (`None`: the input whole).
         let read =
-            |when: &str| policies(&format!("- {{effect: allow, when: '{when}'}}"), None).input_read;
-        let fields =
-            |names: &[&str]| InputRead::Fields(names.iter().map(|n| (*n).to_owned()).collect());
+            |when: &str| match policies(&format!("- {{effect: allow, when: '{when}'}}"), None)
+                .input_read
+            {
+                InputRead::Fields(fields) => Some(
+                    fields
+                        .into_iter()
+                        .map(|(name, _)| name)
+                        .collect::<Vec<String>>(),
+                ),
+                InputRead::Whole => None,
+            };
+        let fields = |names: &[&str]| Some(names.iter().map(|n| (*n).to_owned()).collect());
         assert_eq!(
             read("!has(input.priority) || input.priority != \"high\""),
             fields(&["priority"])
@@ -1589,7 +1597,7 @@ mod tests {
             "[1].exists(input, input == 1) || has(input.a)",
             "has(input.a) && input.size() > 0",
         ] {
-            assert_eq!(read(whole), InputRead::Whole, "{whole}");
+            assert_eq!(read(whole), None, "{whole}");
         }
         // One condition reading the whole input makes every condition read it whole.
         let two = policies(
@@ -1977,12 +1985,12 @@ mod tests {
         // `has(input.a)` reads `a` where `input.a` is kept; `input.a.b` and the rest are names
         // of their own.
         assert_eq!(
-            names.fields,
-            [
+            names.input_read,
+            InputRead::Fields(vec![
                 ("a".to_owned(), Some(0)),
                 ("n".to_owned(), Some(5)),
                 ("tags".to_owned(), Some(4))
-            ]
+            ])
         );
     }
 
