@@ -50,7 +50,7 @@ OTC_CORPUS_DIR="$DIR" scripts/install-schemathesis.sh
 
 # The same build as scripts/test.sh's (a no-op after it): `-p otc-bridge` alone would resolve the
 # workspace's features differently and rebuild the bridge (73 s of CI on two cores).
-cargo build --workspace --all-targets --locked
+cargo build --workspace --lib --bins --tests --examples --locked
 BIN=target/debug/otc-bridge
 
 WORK="$(mktemp -d)"
