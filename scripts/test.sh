@@ -36,19 +36,46 @@ phase() {
     phase_started=$SECONDS
 }
 
-scripts/install-test-deps.sh
-phase "installing"
+# What the tests need is installed beside the builds: on a fresh machine the downloads (about ten
+# minutes here) wait on the network, the builds on the CPU, and nothing is built from them. The
+# installer's output is shown, and its status checked, once the build is done; the release
+# corpus test below waits for it before it runs. (The installer holds a lock: when .ci/run's
+# earlier run of it is still going, this one waits for it, then finds everything in place.)
+install_log="$(mktemp)"
+install_status="$(mktemp -u)"
+(
+    status=0
+    scripts/install-test-deps.sh >"$install_log" 2>&1 || status=$?
+    echo "$status" >"$install_status.tmp" && mv "$install_status.tmp" "$install_status"
+) &
+install_pid=$!
+# Waits until the installer has finished; fails when it failed.
+installed() {
+    until [ -e "$install_status" ]; do sleep 1; done
+    [ "$(cat "$install_status")" = 0 ]
+}
 
 # Every document of the real-world OpenAPI corpus (about 2,600), in release: debug builds only
 # sample it (see mappings/tests/it/corpus.rs). Built and run beside the debug build below, in its
 # own target directory (two cargo processes on one directory wait for each other's lock): a build
 # on two cores leaves a core idle for long stretches (one large crate, then linking), and this
-# fills them. Its output is shown, and its status checked, before the test runner starts.
+# fills them. It runs once the corpus is installed. Its output is shown, and its status checked,
+# before the test runner starts.
 corpus_log="$(mktemp)"
-CARGO_PROFILE_RELEASE_DEBUG=false CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/corpus-release" \
-    cargo test --release --locked -p otc-mappings --test it -- corpus >"$corpus_log" 2>&1 &
+corpus_test() {
+    CARGO_PROFILE_RELEASE_DEBUG=false CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/corpus-release" \
+        cargo test --release --locked -p otc-mappings --test it "$@"
+}
+(
+    corpus_test --no-run
+    if ! installed; then
+        echo "the release corpus test did not run: installing what the tests need failed" >&2
+        exit 1
+    fi
+    corpus_test -- corpus
+) >"$corpus_log" 2>&1 &
 corpus_pid=$!
-trap 'kill "$corpus_pid" 2>/dev/null || true' EXIT
+trap 'kill "$corpus_pid" "$install_pid" 2>/dev/null || true' EXIT
 
 # The example servers are spawned by the tests as real child processes. Run alone, the tests
 # rebuild them themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; here
@@ -59,6 +86,13 @@ trap 'kill "$corpus_pid" 2>/dev/null || true' EXIT
 cargo build --workspace --lib --bins --tests --examples --locked
 export OTC_BINARIES_BUILT=1
 phase "building"
+wait "$install_pid" || true
+cat "$install_log"
+if ! installed; then
+    echo "installing what the tests need failed (above)" >&2
+    exit 1
+fi
+phase "installing (beside the build), what was left of it"
 cargo test --workspace --doc --locked
 phase "doc tests"
 # Contract test: schemathesis against the real bridge (demo sources), driven by the standard's own
