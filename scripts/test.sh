@@ -37,7 +37,8 @@ phase() {
 }
 
 # What the tests need is installed beside the builds: on a fresh machine the downloads (about ten
-# minutes here) wait on the network, the builds on the CPU, and nothing is built from them. The
+# minutes on a two-core VM) wait on the network, the builds on the CPU, and nothing is built from
+# them. An interrupted run may leave a download going; the next run's installer waits for it. The
 # installer's output is shown, and its status checked, once the build is done; the release
 # corpus test below waits for it before it runs. (The installer holds a lock: when .ci/run's
 # earlier run of it is still going, this one waits for it, then finds everything in place.)
