@@ -48,9 +48,8 @@ if [ -n "${SCHEMATHESIS_SEED:-}" ]; then SEED_ARGS=(--seed "$SCHEMATHESIS_SEED")
 # Its own venv, at a pinned version (idempotent; scripts/test.sh installs it up front).
 OTC_CORPUS_DIR="$DIR" scripts/install-schemathesis.sh
 
-# The same build as scripts/test.sh's (a no-op after it): `-p otc-bridge` alone would resolve the
-# workspace's features differently and rebuild the bridge (73 s of CI on two cores).
-cargo build --workspace --lib --bins --tests --examples --locked
+# The same build as scripts/test.sh's (a no-op after it).
+scripts/build-tests.sh
 BIN=target/debug/otc-bridge
 
 WORK="$(mktemp -d)"

@@ -81,10 +81,8 @@ trap 'kill "$corpus_pid" "$install_pid" 2>/dev/null || true' EXIT
 # The example servers are spawned by the tests as real child processes. Run alone, the tests
 # rebuild them themselves (otc_fixtures::workspace_bin), so a stale binary is never tested; here
 # everything is built first and the tests are told so (OTC_BINARIES_BUILT), so they only look the
-# binaries up instead of building the bridge again with one package's features. The benches are
-# not built: no test runs them (clippy checks that they compile), and linking six of them was
-# about a minute of a two-core CI run.
-cargo build --workspace --lib --bins --tests --examples --locked
+# binaries up instead of building the bridge again with one package's features.
+scripts/build-tests.sh
 export OTC_BINARIES_BUILT=1
 phase "building"
 wait "$install_pid" || true
