@@ -9,7 +9,7 @@ use otc_mappings::MappedTool;
 use super::action::Actions;
 use super::compound::{Compounds, Split};
 use super::document::{Document, FIELDS, Field};
-use super::tokenize::Tokenizer;
+use super::tokenize::{Stems, Tokenizer};
 use super::{Evidence, SearchIndex};
 
 /// BM25's term-frequency saturation.
@@ -85,6 +85,8 @@ impl SearchIndex {
 /// What reading the tools gathers, tool by tool, before anything is weighed.
 #[derive(Default)]
 struct Read {
+    /// The stems of the words read so far.
+    stems: Stems,
     /// Term → term number, in the order terms were first read.
     vocabulary: HashMap<Box<str>, u32>,
     /// Lowercased toolkit name → toolkit number.
@@ -153,15 +155,18 @@ impl Read {
     ) {
         let f = field as usize;
         let name_start = self.name_starts.last().map_or(0, |&start| start as usize);
-        tokenizer.tokens(text, false, |token| {
-            let next = self.vocabulary.len() as u32;
-            let term = *self
-                .vocabulary
-                .entry(token.term.into_boxed_str())
-                .or_insert(next);
+        self.stems.tokens(tokenizer, text, false, |term, joined| {
+            let term = match self.vocabulary.get(term) {
+                Some(&known) => known,
+                None => {
+                    let next = self.vocabulary.len() as u32;
+                    self.vocabulary.insert(term.into(), next);
+                    next
+                }
+            };
             let slot = &mut counts.entry(term).or_default()[f];
             *slot = slot.saturating_add(1);
-            if token.joined {
+            if joined {
                 return;
             }
             if field == Field::Toolkit {

@@ -2,7 +2,7 @@ use otc_mappings::otc::{ToolDefinition, ToolId, ToolVersion};
 use otc_mappings::{MappedTool, Target};
 use serde_json::json;
 
-use super::tokenize::{Tokenizer, split_identifier};
+use super::tokenize::{STOP_WORDS, Stems, Tokenizer, split_identifier};
 use super::*;
 
 fn tool(toolkit: &str, name: &str, description: &str, params: &serde_json::Value) -> MappedTool {
@@ -121,6 +121,37 @@ fn snake_kebab_and_camel_meet_on_the_same_terms() {
         .collect();
     assert!(all.contains(&"github".to_owned()), "{all:?}");
     assert!(!all.contains(&"3".to_owned()), "{all:?}");
+}
+
+#[test]
+fn stop_words_are_sorted_for_their_binary_search() {
+    assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn a_catalog_read_through_the_stem_memo_gives_the_tokenizers_terms() {
+    let tokenizer = Tokenizer::default();
+    let mut stems = Stems::default();
+    // Twice: the second pass reads every stem from the memo.
+    for _ in 0..2 {
+        for text in [
+            "GitHubV3 reposListForUser: lists the repositories of a user",
+            "Ünïcode ΣΊΣΥΦΟΣ OAuth2Token, the pet of store HTTPServer2 a 42",
+        ] {
+            for join_words in [false, true] {
+                let mut memoised = Vec::new();
+                stems.tokens(&tokenizer, text, join_words, |term, joined| {
+                    memoised.push((term.to_owned(), joined));
+                });
+                let direct: Vec<(String, bool)> = tokenizer
+                    .collect(text, join_words)
+                    .into_iter()
+                    .map(|t| (t.term, t.joined))
+                    .collect();
+                assert_eq!(memoised, direct, "{text}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -485,7 +485,7 @@ impl Catalog {
     }
 
     /// The search index over [`Catalog::latest`] (positions index that slice), built on first
-    /// use: a few milliseconds per thousand tools.
+    /// use (in the background, by [`SharedCatalog`]): about a second per 10,000 tools.
     pub(crate) fn search_index(&self) -> &SearchIndex {
         self.search
             .get_or_init(|| SearchIndex::build(self.latest.iter().map(|e| &*e.tool)))
