@@ -11,4 +11,10 @@ if [ -x "$ROOT/bin/cargo-machete" ] && "$ROOT/bin/cargo-machete" --version 2>/de
     exit 0
 fi
 echo "cargo-machete: installing $VERSION into $ROOT"
-cargo install --quiet --locked --root "$ROOT" cargo-machete --version "$VERSION"
+# Unoptimised: crates.io has only its source, so a fresh CI machine compiles it beside the lints,
+# and at its own release profile that took 235 CPU-s (126 s of wall on two cores) against 100
+# (57 s) at opt-level 0. Scanning this workspace then takes 7.5 s instead of 0.9 (measured on
+# two cores), once per CI run.
+CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_LTO=false \
+    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=256 CARGO_PROFILE_RELEASE_DEBUG=false \
+    cargo install --quiet --locked --root "$ROOT" cargo-machete --version "$VERSION"
