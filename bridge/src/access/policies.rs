@@ -377,10 +377,7 @@ impl Policies {
 
     /// Whether a tool is visible, given which rules' who and what match it.
     fn visible(&self, applying: &Applying<'_>) -> bool {
-        for (index, rule) in self.rules.iter().enumerate() {
-            if !applying.applies(index, rule) {
-                continue;
-            }
+        for (_, rule) in applying.rules(&self.rules) {
             match (rule.effect, &rule.when) {
                 (Effect::Allow, _) => return true,
                 (Effect::Deny, None) => return false,
@@ -428,10 +425,7 @@ impl Policies {
         // The first rule that applies and whose condition holds decides; when none does, the
         // first conditional rule that applied is the one whose reason explains the refusal.
         let mut unmet = None;
-        for (index, rule) in self.rules.iter().enumerate() {
-            if !applying.applies(index, rule) {
-                continue;
-            }
+        for (index, rule) in applying.rules(&self.rules) {
             let holds = match &rule.when {
                 None => true,
                 Some(condition) => self.holds(condition, &vars),
@@ -486,10 +480,19 @@ struct Applying<'p> {
 }
 
 impl Applying<'_> {
-    /// Whether the who and the what of `rule`, the rule at `index`, match.
+    /// The rules that apply, in order, each with its index: only those whose what covers the
+    /// tool are asked about their who. (Asking each rule whether it covers the tool was a tenth
+    /// of a decision's instructions with 100 rules, callgrind.)
+    fn rules<'r>(&self, rules: &'r [Rule]) -> impl Iterator<Item = (usize, &'r Rule)> {
+        self.covered
+            .iter()
+            .filter_map(move |index| rules.get(index).map(|rule| (index, rule)))
+            .filter(|&(index, rule)| self.applies(index, rule))
+    }
+
+    /// Whether the who of `rule`, the rule at `index`, matches.
     fn applies(&self, index: usize, rule: &Rule) -> bool {
-        self.covered.contains(index)
-            && (rule.patterns & CALLERS == 0 || self.named.get(index).is_some_and(|&n| n != 0))
+        (rule.patterns & CALLERS == 0 || self.named.get(index).is_some_and(|&n| n != 0))
             && rule.is_in_groups(self.caller)
             && rule.has_claims(self.caller)
     }
