@@ -1,6 +1,7 @@
 //! Who may see and call what (DESIGN.md §14): the caller a request comes from
 //! ([`caller`]), and the policies that decide, for every surface alike, which tools that caller
-//! sees and which calls it may make ([`policies`]).
+//! sees and which calls it may make ([`policies`]), their conditions of the usual shape answered
+//! in place ([`native`]), and the rate limits and concurrency caps per caller ([`limits`]).
 //!
 //! Server authentication (`server/auth.rs`) turns a credential into a [`Caller`]; the edges ask a
 //! [`View`] what to list, search and read; [`crate::call`] asks it whether a call may run, after
@@ -8,6 +9,7 @@
 
 mod caller;
 mod limits;
+mod native;
 mod policies;
 
 pub use caller::Caller;

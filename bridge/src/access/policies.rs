@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::caller::Caller;
+use super::native::{self, Native};
 use crate::catalog::registry::Entry;
 
 /// `allow` or `deny`.
@@ -212,6 +213,8 @@ struct PatternSet {
 
 struct Condition {
     program: cel::Program,
+    /// The condition answered without the interpreter where that is certain ([`Native`]).
+    native: Option<Native>,
 }
 
 impl std::fmt::Debug for Condition {
@@ -447,6 +450,19 @@ impl Policies {
     /// does not allow, and a `deny` does not deny, so a conditional rule never decides on a
     /// value it could not read; what no rule allows is refused.
     fn holds(&self, condition: &Condition, vars: &Variables<'_>) -> bool {
+        let call = native::Call {
+            input: vars.input,
+            caller: vars.caller,
+            entry: vars.entry,
+        };
+        if let Some(holds) = condition.native.as_ref().and_then(|n| n.holds(call)) {
+            return holds;
+        }
+        self.interpreted(condition, vars)
+    }
+
+    /// Whether `condition` holds, as CEL's interpreter evaluates it.
+    fn interpreted(&self, condition: &Condition, vars: &Variables<'_>) -> bool {
         let Some(env) = &self.env else {
             return false;
         };
@@ -1335,7 +1351,8 @@ impl Condition {
                 variable: variable.to_owned(),
             });
         }
-        Ok(Self { program })
+        let native = Native::compile(program.expression());
+        Ok(Self { program, native })
     }
 }
 
@@ -1629,10 +1646,13 @@ mod tests {
         let mut narrowed = 0;
         for when in conditions {
             let yaml = format!("- {{effect: allow, when: '{when}'}}");
-            let fields = policies(&yaml, None);
+            let mut fields = policies(&yaml, None);
             narrowed += usize::from(fields.input_read != InputRead::Whole);
             let mut whole = policies(&yaml, None);
             whole.input_read = InputRead::Whole;
+            // The interpreter's two views of the input compared, not the native answers.
+            interpreted_only(&mut fields);
+            interpreted_only(&mut whole);
             for value in &inputs {
                 let value = input(value.clone());
                 assert_eq!(
@@ -1643,6 +1663,175 @@ mod tests {
             }
         }
         assert_eq!(narrowed, conditions.len());
+    }
+
+    /// Every condition of `policies` left to the interpreter.
+    fn interpreted_only(policies: &mut Policies) {
+        for rule in &mut policies.rules {
+            if let Some(condition) = &mut rule.when {
+                condition.native = None;
+            }
+        }
+    }
+
+    /// A condition answered without the interpreter is answered as the interpreter answers it:
+    /// every shape the native form compiles, on inputs of every JSON type (and missing), both
+    /// views of the input. What it cannot be certain of (types that differ, a missing field, a
+    /// container) it leaves to the interpreter.
+    #[test]
+    fn native_conditions_answer_as_the_interpreter_does() {
+        let conditions = [
+            "!has(input.a) || input.a < 1000",
+            "input.owner == \"acme\" && !input.force",
+            "input.a == input.b",
+            "input.a != 1",
+            "input.a <= 2.5",
+            "input.a > 3u",
+            "input.a >= \"m\"",
+            "input.a == null",
+            "input.a != true",
+            "input.a < true",
+            "null == input.b",
+            "has(input.a.b)",
+            "input.a.b == 1",
+            "has(input.a.b.c) || input.a.b.c != \"z\"",
+            "!input.a",
+            "input.a && input.b",
+            "input.a || input.b",
+            "!(input.a == 1) && (input.b || false)",
+            "input.a",
+            "1 < 2 && \"x\" == \"x\"",
+            "1 == 1.0",
+            "-1 < input.a",
+            "caller.name != \"x\" && input.a > 3",
+            "caller.claims.scope == \"read\" || caller.claims.org.id == input.a",
+            "tool.destructive == input.b || tool.toolkit == \"Kit\"",
+            "tool.toolkit < input.a",
+        ];
+        let values = [
+            Some(json!(null)),
+            Some(json!(true)),
+            Some(json!(false)),
+            Some(json!(0)),
+            Some(json!(1)),
+            Some(json!(999)),
+            Some(json!(1000)),
+            Some(json!(-3)),
+            Some(json!(u64::MAX)),
+            Some(json!(2.5)),
+            Some(json!(-0.0)),
+            Some(json!("m")),
+            Some(json!("acme")),
+            Some(json!("")),
+            Some(json!([1])),
+            Some(json!({"b": 1})),
+            Some(json!({"b": {"c": "z"}})),
+            Some(json!({"b": null})),
+            None,
+        ];
+        let callers = [
+            Caller::anonymous(),
+            Caller::named("x").with_claims(input(json!({"scope": "read", "org": {"id": 1}}))),
+            Caller::named("y").with_claims(input(json!({"scope": 3, "org": "acme"}))),
+        ];
+        let tools = [
+            entry("Kit", "Tool", 1, false),
+            entry("Other", "Tool", 1, true),
+        ];
+        let (mut native, mut left) = (0, 0);
+        for when in conditions {
+            let yaml = format!("- {{effect: allow, when: '{when}'}}");
+            for whole in [false, true] {
+                let mut policies = policies(&yaml, None);
+                if whole {
+                    policies.input_read = InputRead::Whole;
+                }
+                let condition = policies.rules[0].when.as_ref().unwrap();
+                let compiled = condition.native.as_ref();
+                // (`-1` may be a negation of a literal, which the native form leaves.)
+                assert!(compiled.is_some() || when.starts_with('-'), "{when}");
+                let pairs = values
+                    .iter()
+                    .flat_map(|a| values.iter().map(move |b| (a, b)));
+                for (i, (a, b)) in pairs.enumerate() {
+                    let (caller, tool) = (&callers[i % 3], &tools[i / 3 % 2]);
+                    let mut value = Map::new();
+                    for (keys, v) in [(["a", "owner"], a), (["b", "force"], b)] {
+                        for key in keys {
+                            if let Some(v) = v {
+                                value.insert(key.to_owned(), v.clone());
+                            }
+                        }
+                    }
+                    let vars = Variables::new(caller, tool, &value, &policies);
+                    let interpreted = policies.interpreted(condition, &vars);
+                    let call = native::Call {
+                        input: &value,
+                        caller,
+                        entry: tool,
+                    };
+                    match compiled.and_then(|n| n.holds(call)) {
+                        Some(holds) => {
+                            native += 1;
+                            assert_eq!(holds, interpreted, "{when} on {value:?}");
+                        }
+                        None => left += 1,
+                    }
+                }
+            }
+        }
+        // Both kinds were asked (most inputs above mix types on purpose).
+        assert!(native > 2_000 && left > 0, "{native} native, {left} left");
+        let anyone = Caller::anonymous();
+        let holds = |native: &Native, input: &Map<String, Value>| {
+            native.holds(native::Call {
+                input,
+                caller: &anyone,
+                entry: &tools[0],
+            })
+        };
+        // The README's condition is answered natively for what it is written for.
+        let readme = policies(
+            "- {effect: allow, when: '!has(input.a) || input.a < 1000'}",
+            None,
+        );
+        let native = readme.rules[0]
+            .when
+            .as_ref()
+            .unwrap()
+            .native
+            .as_ref()
+            .unwrap();
+        for (value, expected) in [
+            (json!({}), Some(true)),
+            (json!({"a": 999, "b": "x"}), Some(true)),
+            (json!({"a": 1000}), Some(false)),
+            (json!({"a": "999"}), None),
+        ] {
+            let value = input(value);
+            assert_eq!(holds(native, &value), expected, "{value:?}");
+        }
+        // Across types, the interpreter decides.
+        let across = policies("- {effect: allow, when: '1 == 1.0'}", None);
+        let condition = across.rules[0].when.as_ref().unwrap();
+        let empty = Map::new();
+        assert_eq!(holds(condition.native.as_ref().unwrap(), &empty), None);
+        // Anything but literals, input fields, `has`, `!`, `&&`, `||` and comparisons is not
+        // compiled.
+        for other in [
+            "size(input) > 1",
+            "input.a in [1, 2]",
+            "\"ops\" in caller.groups",
+            "tool.name == \"Tool\"",
+            "has(caller.claims.scope)",
+            "input.a + 1 > 2",
+        ] {
+            let policies = policies(&format!("- {{effect: allow, when: '{other}'}}"), None);
+            assert!(
+                policies.rules[0].when.as_ref().unwrap().native.is_none(),
+                "{other}"
+            );
+        }
     }
 
     #[test]
