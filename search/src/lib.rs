@@ -89,7 +89,7 @@ use tokenize::Tokenizer;
 /// Where a term occurs in a tool, at best (see `SearchIndex::evidence`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Evidence {
-    /// Only in what the tool answers: weak evidence (see [`rank::OUTPUT_COVERAGE`]).
+    /// Only in what the tool answers: weak evidence (see `OUTPUT_COVERAGE` in `rank.rs`).
     Output,
     /// In its parameters.
     Input,
@@ -163,7 +163,7 @@ pub struct SearchIndex {
     deprecated: Vec<bool>,
     /// Toolkit names, lowercased.
     toolkits: Vec<Box<str>>,
-    /// The words that name toolkits (see [`index::NAMING_TOOLKITS`]), sorted by term, with the
+    /// The words that name toolkits (see `NAMING_TOOLKITS` in `index.rs`), sorted by term, with the
     /// toolkit each names (a word naming several appears once per toolkit).
     naming: Vec<(u32, u32)>,
     /// The IDF of a term no tool has.

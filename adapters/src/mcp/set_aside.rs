@@ -264,7 +264,7 @@ impl Members {
     }
 }
 
-/// The state of [`Members::find`]'s scan.
+/// The state of a [`Finder`]'s scan.
 #[derive(Debug, Default)]
 struct Scan {
     nesting: Nesting,

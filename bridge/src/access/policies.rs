@@ -184,7 +184,7 @@ struct Rule {
     patterns: u8,
 }
 
-/// The bits of [`Rule::patterns`] and of what [`Index::matches`] found.
+/// The bits of [`Rule::patterns`] and of what [`Index::covering`] found.
 const CALLERS: u8 = 1;
 const TOOLKITS: u8 = 2;
 const TOOLS: u8 = 4;

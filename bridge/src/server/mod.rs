@@ -10,7 +10,7 @@
 //! 3. [`auth`]: server authentication on every route but `/health`, `/oauth/callback` and (when
 //!    configured so) `/metrics`;
 //! 4. [`extract`]: the body is read once under the limit, the dialect detected once, the
-//!    envelope parsed; a failure is a typed [`Rejection`] rendered in the caller's dialect;
+//!    envelope parsed; a failure is a typed [`Rejection`](extract::Rejection) rendered in the caller's dialect;
 //! 5. the handlers in `routes`, where `call_tool` hands the parsed call to [`crate::call`].
 //!
 //! The catalog page (`GET /`, `/ui/…`, [`ui`]) sits behind the same guard; it authenticates each

@@ -7,7 +7,7 @@
 //!
 //! What is ours: where tokens live ([`store`]), when to get one, and who plays the user.
 //!
-//! - `authorization_code`: a person signs in once with `otc-bridge login` ([`login`]); tokens are
+//! - `authorization_code`: a person signs in once with `otc-bridge login` ([`login`](crate::mcp::login())); tokens are
 //!   kept in the source's token file and refreshed by rmcp. A running bridge cannot ask a
 //!   person, so a server that wants a (new) sign-in is a start-up error or a call error naming
 //!   the command.
@@ -313,7 +313,7 @@ pub enum VisitError {
     ListenerStopped,
 }
 
-/// The first half of `otc-bridge login` ([`crate::mcp::login`]): the client that signs in to
+/// The first half of `otc-bridge login` ([`crate::mcp::login()`]): the client that signs in to
 /// `config`'s server (`redirect_uri` on loopback, `visit` plays the user), the sign-in it runs
 /// on each challenge, and the source's token file, where the tokens are kept.
 pub(crate) async fn start_login(
