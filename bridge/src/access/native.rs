@@ -11,9 +11,10 @@
 //!
 //! It answers only where cel's answer is certain: same-typed scalars compared, booleans joined,
 //! fields that are there. It reads the input, `caller.name`, `caller.claims.…`, `tool.toolkit`
-//! and `tool.destructive`, all in place. Anything else (a missing field, a comparison across types, a list or
-//! a map, an operand of `!` that is not a boolean) is `None`, and the interpreter decides, so a
-//! decision is the interpreter's in every case (the tests compare both on every shape).
+//! and `tool.destructive`, all in place. Anything else (a missing field, a comparison across
+//! types, a list or a map, an operand of `!` that is not a boolean) is `None`, and the
+//! interpreter decides, so a decision is the interpreter's in every case (the tests compare both
+//! on every shape).
 
 use cel::common::ast::{Expr, LiteralValue, operators};
 use cel::parser::Expression;
