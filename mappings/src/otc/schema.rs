@@ -143,7 +143,7 @@ impl<'de> Deserialize<'de> for Schema {
 /// of one seen before comes back as that one.
 #[derive(Debug, Default)]
 pub struct Interner {
-    seen: HashSet<Schema>,
+    seen: HashSet<Schema, foldhash::quality::RandomState>,
 }
 
 impl Interner {
