@@ -26,7 +26,8 @@ same() {
     bin="$old"
     if [ "$side" = new ]; then bin="$new"; fi
     # A build that fails on a document still prints its error: that is compared too.
-    timeout 120 "$bin" tools --openapi "$doc" 2>"$work/$side.err" | sha256sum >"$work/$side.out" || true
+    timeout 120 "$bin" tools --openapi "$doc" 2>"$work/$side.err" |
+      sha256sum >"$work/$side.out" || true
   done
   cmp -s "$work/old.out" "$work/new.out" && cmp -s "$work/old.err" "$work/new.err"
 }

