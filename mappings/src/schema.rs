@@ -346,11 +346,14 @@ impl<'a> Inliner<'a> {
     }
 }
 
-/// Whether a `$ref` object has keywords beside the reference that [`merge_siblings`] lays over
-/// its target.
+/// Whether `key`, in a `$ref` object, is a keyword [`merge_siblings`] lays over the target.
+fn is_sibling(key: &str) -> bool {
+    key != "$ref" && !DROPPED.contains(&key)
+}
+
+/// Whether a `$ref` object has keywords beside the reference ([`is_sibling`]).
 fn has_siblings(map: &Map<String, Value>) -> bool {
-    map.keys()
-        .any(|k| k != "$ref" && !DROPPED.contains(&k.as_str()))
+    map.keys().any(|k| is_sibling(k))
 }
 
 /// `{"$ref": …, "description": …}`: keywords beside a reference (legal in 3.1 and JSON Schema
@@ -360,10 +363,7 @@ fn merge_siblings(
     map: &Map<String, Value>,
     mut walk_schema: impl FnMut(&Value) -> Value,
 ) -> Value {
-    let siblings: Vec<_> = map
-        .iter()
-        .filter(|(k, _)| *k != "$ref" && !DROPPED.contains(&k.as_str()))
-        .collect();
+    let siblings: Vec<_> = map.iter().filter(|(k, _)| is_sibling(k)).collect();
     if siblings.is_empty() {
         return resolved;
     }
