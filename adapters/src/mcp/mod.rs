@@ -39,6 +39,7 @@ use tokio::task::JoinHandle;
 
 use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall, ToolValue};
 
+mod call_result;
 mod callers;
 mod child;
 mod client;

@@ -16,6 +16,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
+use super::call_result;
 use super::limits::{MAX_MESSAGE_BYTES, Refusal, refused, response_id};
 use super::lines::{Frame, LineReader, Pieces};
 use super::set_aside::{self, Finder};
@@ -60,8 +61,12 @@ impl StdioTransport {
         }
     }
 
-    /// The message in `text`, or the refusal standing for it.
+    /// The message in `text`, or the refusal standing for it. A tool call's answer is read
+    /// straight into its type ([`call_result`]), everything else by rmcp.
     fn parse(text: &[u8]) -> Option<ServerJsonRpcMessage> {
+        if let Some(message) = call_result::read(text) {
+            return Some(message);
+        }
         match serde_json::from_slice::<ServerJsonRpcMessage>(text) {
             Ok(message) => Some(message),
             Err(error) => match response_id(text) {
