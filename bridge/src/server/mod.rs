@@ -227,7 +227,7 @@ pub fn app(state: AppState) -> Router {
         state.clone(),
         auth::require,
     ));
-    Router::new()
+    let mut router = Router::new()
         .route("/health", get(routes::health))
         .merge(open)
         // A person's browser lands here from the authorization server, without the bridge's
@@ -237,8 +237,11 @@ pub fn app(state: AppState) -> Router {
         .fallback(routes::not_found)
         // The body limit is enforced by the extractors, which answer with the standard's 400
         // shape instead of axum's plain-text 413.
-        .layer(DefaultBodyLimit::disable())
-        .layer(guard::cors(&state.settings().allowed_origins))
+        .layer(DefaultBodyLimit::disable());
+    if let Some(cors) = guard::cors(&state.settings().allowed_origins) {
+        router = router.layer(cors);
+    }
+    router
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::check,
