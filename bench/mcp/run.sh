@@ -102,21 +102,38 @@ fi
 
 # The calls/s of a load generator's result line.
 rps_of() { sed -n 's/.* rps=\([0-9]*\).*/\1/p' <<<"$1"; }
-declare -A rps
+declare -A rps ceiling
 
 # CPU seconds (user + system, in clock ticks) a process has used.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# One load run against a bridge, with the bridge's own CPU time per call (its MCP child not
-# counted): steadier than calls/s on a shared machine, and what the bridge adds to each call.
+# CPU microseconds per call from clock ticks.
+us_per_call() { echo $(( $1 * 1000000 / $(getconf CLK_TCK) / ($2 > 0 ? $2 : 1) )); }
+# One load run against a bridge, with the CPU time per call of the bridge itself (steadier than
+# calls/s on a shared machine, and what the bridge adds to each call), of its MCP child and of
+# the load generator. All three share the machine's cores, so the last two bound what any bridge
+# could reach: `ceiling` is the calls/s of a bridge that cost nothing, the cores divided by the
+# child's and the load generator's CPU per call.
 measure_bridge() {
-    local label="$1" url="$2" pid="$3" before after line calls
+    local label="$1" url="$2" pid="$3" child before after child_before child_after line calls
+    local lg_before lg_after
+    child=$(pgrep -P "$pid" | head -1)
     before=$(cpu_ticks "$pid")
+    child_before=$(cpu_ticks "$child")
+    lg_before=$(awk '{print $16 + $17}' /proc/$$/stat)
     line=$("$TARGET/otc-loadgen" --label "$label" --url "$url" --body "$BRIDGE_BODY" \
         --expect '"success":true' --concurrency "$c" --duration-secs "$DURATION")
+    # The load generator, a waited-for child of this shell: its CPU lands in the shell's
+    # cumulative children's times (fields 16 and 17).
+    lg_after=$(awk '{print $16 + $17}' /proc/$$/stat)
     after=$(cpu_ticks "$pid")
+    child_after=$(cpu_ticks "$child")
     calls=$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$line")
     rps[$label]=$(rps_of "$line")
-    echo "$line bridge_cpu_us_per_call=$(( (after - before) * 1000000 / $(getconf CLK_TCK) / (calls > 0 ? calls : 1) ))"
+    local child_us lg_us
+    child_us=$(us_per_call $((child_after - child_before)) "$calls")
+    lg_us=$(us_per_call $((lg_after - lg_before)) "$calls")
+    ceiling[$label]=$(( $(nproc) * 1000000 / (child_us + lg_us > 0 ? child_us + lg_us : 1) ))
+    echo "$line bridge_cpu_us_per_call=$(us_per_call $((after - before)) "$calls") child_cpu_us_per_call=$child_us loadgen_cpu_us_per_call=$lg_us ceiling=${ceiling[$label]}"
 }
 
 # The bridges of a round (label, URL, pid each) loaded at the same time, each by its own
@@ -192,5 +209,7 @@ for c in $LEVELS; do
     for label in "${!rps[@]}"; do
         shares+=" ${label}_share=$(( ${rps[$label]} * 100 / (limit > 0 ? limit : 1) ))%"
     done
+    # The most any bridge could reach of the pipe on this machine (see measure_bridge).
+    [ -n "${ceiling[otc-bridge]:-}" ] && shares+=" ceiling_share=$(( ${ceiling[otc-bridge]} * 100 / (limit > 0 ? limit : 1) ))%"
     echo "$pipe$shares"
 done
