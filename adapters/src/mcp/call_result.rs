@@ -11,7 +11,8 @@
 //! `result` whose keys are all `CallToolResult`'s own. Every variant before `CallToolResult`
 //! requires a key outside those five, so rmcp's own reading ends in the same value; a
 //! differential test holds the two to the same answers. Anything else, including a result
-//! `CallToolResult` refuses, is left to rmcp.
+//! `CallToolResult` refuses, is left to rmcp. The stdio transport reads its messages here first;
+//! the streamable HTTP transport checks here first that an event is one rmcp can read.
 
 use rmcp::model::{
     CallToolResult, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId,

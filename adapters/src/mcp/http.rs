@@ -26,6 +26,7 @@ use rmcp::transport::streamable_http_client::{
 use serde_json::Value;
 use sse_stream::Sse;
 
+use super::call_result;
 use super::limits::{Refusal, refused, response_id};
 use super::set_aside;
 use crate::AdapterError;
@@ -116,7 +117,11 @@ fn refuse_events(
                 let Some(data) = sse.data.as_deref() else {
                     return Ok(sse);
                 };
-                if serde_json::from_str::<ServerJsonRpcMessage>(data).is_ok() {
+                // A tool call's answer is checked the cheap way (`call_result`), which reads
+                // only what rmcp reads too.
+                if call_result::read(data.as_bytes()).is_some()
+                    || serde_json::from_str::<ServerJsonRpcMessage>(data).is_ok()
+                {
                     return Ok(sse);
                 }
                 match response_id(data.as_bytes())
