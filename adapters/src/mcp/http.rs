@@ -26,9 +26,9 @@ use rmcp::transport::streamable_http_client::{
 use serde_json::Value;
 use sse_stream::Sse;
 
-use super::call_result;
 use super::limits::{Refusal, refused, response_id};
 use super::set_aside;
+use super::tool_call;
 use crate::AdapterError;
 
 /// reqwest, answering refused answers with refusals.
@@ -117,9 +117,9 @@ fn refuse_events(
                 let Some(data) = sse.data.as_deref() else {
                     return Ok(sse);
                 };
-                // A tool call's answer is checked the cheap way (`call_result`), which reads
+                // A tool call's answer is checked the cheap way (`tool_call`), which reads
                 // only what rmcp reads too.
-                if call_result::read(data.as_bytes()).is_some()
+                if tool_call::read(data.as_bytes()).is_some()
                     || serde_json::from_str::<ServerJsonRpcMessage>(data).is_ok()
                 {
                     return Ok(sse);

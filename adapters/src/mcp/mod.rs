@@ -39,7 +39,6 @@ use tokio::task::JoinHandle;
 
 use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall, ToolValue};
 
-mod call_result;
 mod callers;
 mod child;
 mod client;
@@ -56,6 +55,7 @@ mod set_aside;
 mod sse;
 mod stdio;
 mod supervisor;
+mod tool_call;
 
 pub use config::{
     AuthConfig, EnvValueConfig, HeaderValueConfig, McpConfig, McpTransportConfig, OAuthGrant,

@@ -16,10 +16,10 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::call_result;
 use super::limits::{MAX_MESSAGE_BYTES, Refusal, refused, response_id};
 use super::lines::{Frame, LineReader, Pieces};
 use super::set_aside::{self, Finder};
+use super::tool_call;
 
 /// Bytes read from the child at a time.
 const READ_BUFFER: usize = 64 * 1024;
@@ -62,9 +62,9 @@ impl StdioTransport {
     }
 
     /// The message in `text`, or the refusal standing for it. A tool call's answer is read
-    /// straight into its type ([`call_result`]), everything else by rmcp.
+    /// straight into its type ([`tool_call`]), everything else by rmcp.
     fn parse(text: &[u8]) -> Option<ServerJsonRpcMessage> {
-        if let Some(message) = call_result::read(text) {
+        if let Some(message) = tool_call::read(text) {
             return Some(message);
         }
         match serde_json::from_slice::<ServerJsonRpcMessage>(text) {
