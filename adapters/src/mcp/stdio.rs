@@ -90,7 +90,12 @@ impl Transport<RoleClient> for StdioTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         async move {
-            let mut bytes = serde_json::to_vec(&item)?;
+            // A tool call is written the short way ([`tool_call::write`]).
+            let mut item = item;
+            let mut bytes = match tool_call::write(&mut item) {
+                Some(line) => line?,
+                None => serde_json::to_vec(&item)?,
+            };
             bytes.push(b'\n');
             let mut write = write.lock().await;
             let stdin = write.as_mut().ok_or_else(|| {

@@ -1,25 +1,32 @@
-//! A tool call's answer, read straight into rmcp's `CallToolResult`.
+//! A tool call on the wire, the short way: the request written and its answer read directly,
+//! where rmcp goes through `serde_json::Value` and untagged enums.
 //!
-//! rmcp reads a server's message through two untagged enums: the JSON-RPC envelope (request,
-//! response, notification and error, each tried in turn behind a flattened shape check) and
-//! `ServerResult`, whose twenty variants are tried in order, `CallToolResult` the sixteenth.
-//! Every variant that fails builds a formatted serde error on its way out, so reading the answer
-//! to an `echo` cost about 47,000 instructions: 29 % of all the bridge did for the call
-//! (callgrind of `bench/mcp/run.sh`'s load).
+//! **The answer.** rmcp reads a server's message through two untagged enums: the JSON-RPC
+//! envelope (request, response, notification and error, each tried in turn behind a flattened
+//! shape check) and `ServerResult`, whose twenty variants are tried in order, `CallToolResult`
+//! the sixteenth. Every variant that fails builds a formatted serde error on its way out, so
+//! reading the answer to an `echo` cost about 47,000 instructions: 29 % of all the bridge did for
+//! the call (callgrind of `bench/mcp/run.sh`'s load). [`read`] takes the common case in one pass:
+//! a message of exactly `jsonrpc`, `id` and a `result` whose keys are all `CallToolResult`'s own.
+//! Every variant before `CallToolResult` requires a key outside those five, so rmcp's own
+//! reading ends in the same value; a differential test holds the two to the same answers.
+//! Anything else, including a result `CallToolResult` refuses, is left to rmcp. The stdio
+//! transport reads its messages here first; the streamable HTTP transport checks here first that
+//! an event is one rmcp can read.
 //!
-//! [`read`] takes the common case in one pass: a message of exactly `jsonrpc`, `id` and a
-//! `result` whose keys are all `CallToolResult`'s own. Every variant before `CallToolResult`
-//! requires a key outside those five, so rmcp's own reading ends in the same value; a
-//! differential test holds the two to the same answers. Anything else, including a result
-//! `CallToolResult` refuses, is left to rmcp. The stdio transport reads its messages here first;
-//! the streamable HTTP transport checks here first that an event is one rmcp can read.
+//! **The request.** rmcp writes a request's `params` by converting them to a `Value` first (to
+//! merge the `_meta` kept in the request's extensions), copying the arguments. [`write`] merges
+//! `_meta` itself and writes the rest of a `tools/call` straight from its fields: the same JSON
+//! rmcp writes, byte for byte unless the params carry a `_meta` of their own (then rmcp's members
+//! after `_meta` come in the order its swap-remove left them; a differential test again).
 
 use rmcp::model::{
-    CallToolResult, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId,
+    CallToolResult, ClientJsonRpcMessage, ClientRequest, JsonObject, JsonRpcMessage,
+    JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, MetaObject, RequestId, RequestMetaObject,
     ServerJsonRpcMessage, ServerResult,
 };
-use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// A response and nothing else: any other key, or a missing one, is rmcp's to read.
@@ -62,6 +69,70 @@ pub(crate) fn read(text: &[u8]) -> Option<ServerJsonRpcMessage> {
     }))
 }
 
+/// The line (without its end) for `message` when it is a `tools/call` request, as rmcp writes
+/// it; `None` for anything else, left as it was. rmcp keeps most of a request's `_meta` in its
+/// extensions (the progress token it sets on every request, the client's context), and merges
+/// them into `params._meta` as it writes: the params' own `_meta` first, the extensions' over
+/// it. Here the params' `_meta` is taken out of `message` for that merge, so the rest of the
+/// params is written as it is, without a copy.
+pub(crate) fn write(message: &mut ClientJsonRpcMessage) -> Option<serde_json::Result<Vec<u8>>> {
+    let JsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc,
+        id,
+        request: ClientRequest::CallToolRequest(request),
+    }) = message
+    else {
+        return None;
+    };
+    // rmcp's order: the legacy map, the typed one over it; the params' own under both.
+    let extensions = &request.extensions;
+    let legacy = extensions.get::<MetaObject>().map(|meta| &meta.0);
+    let typed = extensions.get::<RequestMetaObject>().map(|meta| &meta.0.0);
+    let meta = match (
+        request.params.meta.take().map(|meta| meta.0.0),
+        legacy,
+        typed,
+    ) {
+        (None, None, None) => None,
+        (own, legacy, typed) => {
+            let mut meta = own.unwrap_or_default();
+            for layer in [legacy, typed].into_iter().flatten() {
+                meta.extend(
+                    layer
+                        .iter()
+                        .map(|(key, value)| (key.clone(), value.clone())),
+                );
+            }
+            Some(meta)
+        }
+    };
+    /// `params` with the merged `_meta` first.
+    #[derive(Serialize)]
+    struct Params<'a, P> {
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<&'a JsonObject>,
+        #[serde(flatten)]
+        rest: &'a P,
+    }
+    /// The request's members in rmcp's order.
+    #[derive(Serialize)]
+    struct Line<'a, M, P> {
+        jsonrpc: &'a JsonRpcVersion2_0,
+        id: &'a RequestId,
+        method: &'a M,
+        params: Params<'a, P>,
+    }
+    Some(serde_json::to_vec(&Line {
+        jsonrpc,
+        id,
+        method: &request.method,
+        params: Params {
+            meta: meta.as_ref(),
+            rest: &request.params,
+        },
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -99,6 +170,66 @@ mod tests {
             assert!(read.is_some(), "{text}");
             assert_eq!(read, answer(rmcp_reads(text.as_bytes())), "{text}");
         }
+    }
+
+    /// A `tools/call` request as the adapter makes one, with the `_meta` rmcp keeps in its
+    /// extensions (`typed`, and the legacy map) as it sends it.
+    fn request(
+        id: RequestId,
+        name: String,
+        arguments: Option<serde_json::Map<String, Value>>,
+        traceparent: Option<String>,
+        typed: Option<JsonObject>,
+        legacy: Option<JsonObject>,
+    ) -> ClientJsonRpcMessage {
+        use rmcp::model::{CallToolRequest, CallToolRequestParams, RequestParamsMeta as _};
+        let mut params = CallToolRequestParams::new(name);
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        if let Some(traceparent) = traceparent {
+            params.set_traceparent(&traceparent);
+        }
+        let mut call = CallToolRequest::new(params);
+        if let Some(typed) = typed {
+            call.extensions.insert(RequestMetaObject(MetaObject(typed)));
+        }
+        if let Some(legacy) = legacy {
+            call.extensions.insert(MetaObject(legacy));
+        }
+        JsonRpcMessage::request(ClientRequest::CallToolRequest(call), id)
+    }
+
+    #[test]
+    fn a_request_is_written_with_the_progress_token_rmcp_keeps_aside() {
+        let typed = json!({"progressToken": 3}).as_object().cloned();
+        let mut message = request(
+            RequestId::Number(7),
+            "echo".to_owned(),
+            json!({"message": "hi"}).as_object().cloned(),
+            None,
+            typed,
+            None,
+        );
+        let rmcp_writes = serde_json::to_string(&message).unwrap();
+        let written = write(&mut message).unwrap().unwrap();
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":3},"name":"echo","arguments":{"message":"hi"}}}"#
+        );
+        assert_eq!(
+            rmcp_writes,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":3},"name":"echo","arguments":{"message":"hi"}}}"#
+        );
+    }
+
+    #[test]
+    fn other_requests_are_left_to_rmcp() {
+        let mut ping = ClientJsonRpcMessage::request(
+            ClientRequest::PingRequest(Default::default()),
+            RequestId::Number(2),
+        );
+        assert!(write(&mut ping).is_none());
     }
 
     #[test]
@@ -151,6 +282,20 @@ mod tests {
                 .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
+    }
+
+    /// A JSON object, with keys `_meta` maps share now and then.
+    fn object() -> impl Strategy<Value = JsonObject> {
+        prop::collection::btree_map(
+            prop_oneof![
+                text(),
+                Just("progressToken".to_owned()),
+                Just("traceparent".to_owned())
+            ],
+            json_value(),
+            0..4,
+        )
+        .prop_map(|m| m.into_iter().collect())
     }
 
     /// A content block as a server writes it, sometimes one rmcp refuses.
@@ -223,6 +368,35 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn issue_23_a_request_is_written_as_rmcp_writes_it(
+            id in prop_oneof![
+                any::<i64>().prop_map(RequestId::Number),
+                text().prop_map(|t| RequestId::String(t.into())),
+            ],
+            name in text(),
+            arguments in prop::option::of(object()),
+            traceparent in prop::option::of(text()),
+            typed in prop::option::of(object()),
+            legacy in prop::option::of(object()),
+        ) {
+            let own_meta = traceparent.is_some();
+            let mut message = request(id, name, arguments, traceparent, typed, legacy);
+            let rmcp_writes = serde_json::to_string(&message).unwrap();
+            let written = write(&mut message).expect("a tools/call").unwrap();
+            let written = String::from_utf8(written).unwrap();
+            // The same members with the same values. Byte for byte unless the params have a
+            // `_meta` of their own: then rmcp's members after `_meta` come in the order its
+            // swap-remove of `_meta` left.
+            prop_assert_eq!(
+                serde_json::from_str::<Value>(&written).unwrap(),
+                serde_json::from_str::<Value>(&rmcp_writes).unwrap()
+            );
+            if !own_meta {
+                prop_assert_eq!(written, rmcp_writes);
+            }
+        }
 
         #[test]
         fn issue_23_what_is_read_here_is_what_rmcp_reads(result in result(), id in prop_oneof![
