@@ -276,18 +276,7 @@ mod tests {
 
         /// One MCP content block of any kind, as a server would write it.
         fn block() -> impl Strategy<Value = Value> {
-            prop_oneof![
-                text().prop_map(|t| json!({"type": "text", "text": t})),
-                (text(), text())
-                    .prop_map(|(d, m)| json!({"type": "image", "data": d, "mimeType": m})),
-                (text(), text())
-                    .prop_map(|(d, m)| json!({"type": "audio", "data": d, "mimeType": m})),
-                (text(), text()).prop_map(
-                    |(u, t)| json!({"type": "resource", "resource": {"uri": u, "text": t}})
-                ),
-                (text(), text())
-                    .prop_map(|(u, n)| json!({"type": "resource_link", "uri": u, "name": n})),
-            ]
+            crate::mcp::arbitrary::content_block(text)
         }
 
         fn call_tool_result() -> impl Strategy<Value = Value> {

@@ -39,6 +39,8 @@ use tokio::task::JoinHandle;
 
 use crate::{Adapter, AdapterError, BuildContext, McpProtocol, SourceState, ToolCall, ToolValue};
 
+#[cfg(test)]
+mod arbitrary;
 mod callers;
 mod child;
 mod client;
