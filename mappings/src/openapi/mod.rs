@@ -80,6 +80,8 @@ pub fn map_document(
 pub struct ParsedDocument {
     root: Value,
     text_len: usize,
+    /// The text shows every `$ref` is local ([`refs::refs_are_local`]).
+    refs_are_local: bool,
 }
 
 /// Parses a document's text (JSON or YAML, aliases bounded) for [`map_parsed`]. What translation
@@ -93,6 +95,7 @@ pub fn parse_document(text: &str) -> Result<ParsedDocument, MappingError> {
     Ok(ParsedDocument {
         root,
         text_len: text.len(),
+        refs_are_local: refs::refs_are_local(text),
     })
 }
 
@@ -102,7 +105,11 @@ pub fn map_parsed(
     options: &MapOptions,
     fetcher: &dyn RefFetcher,
 ) -> Result<Mapped<MappedTool>, MappingError> {
-    let ParsedDocument { mut root, text_len } = parsed;
+    let ParsedDocument {
+        mut root,
+        text_len,
+        refs_are_local,
+    } = parsed;
     let mut diagnostics = Vec::new();
     let version = load::detect(&root)?;
     let base_uri = options.base_uri.as_deref();
@@ -112,6 +119,7 @@ pub fn map_parsed(
         options.allow_remote_refs,
         fetcher,
         &mut diagnostics,
+        refs_are_local,
     );
     let root = load::normalize(root, version, base_uri, &mut diagnostics);
 
