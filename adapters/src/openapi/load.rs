@@ -155,48 +155,60 @@ fn as_http_url(spec: &str) -> Option<Result<Url, url::ParseError>> {
     (lower.starts_with("http://") || lower.starts_with("https://")).then(|| Url::parse(spec))
 }
 
-/// Loads the document named by the config's `spec`.
-pub(crate) async fn load(
-    spec: &str,
+/// Where the config's `spec` says the document is.
+#[derive(Debug)]
+pub(crate) enum Spec {
+    /// A file, as written (relative to the working directory); read with [`read`].
+    File(PathBuf),
+    /// An http(s) URL; fetched with [`fetch_document`].
+    Url(Url),
+}
+
+impl Spec {
+    /// Reads the config's `spec`: an http(s) URL, a `file://` URL or a path.
+    pub(crate) fn parse(spec: &str) -> Result<Self, AdapterError> {
+        if let Some(url) = as_http_url(spec) {
+            return url.map(Self::Url).map_err(|e| AdapterError::Setup {
+                message: format!("spec '{spec}' is not a valid URL"),
+                source: Some(Box::new(e)),
+            });
+        }
+        match spec.strip_prefix("file://") {
+            Some(_) => Url::parse(spec)
+                .ok()
+                .and_then(|u| u.to_file_path().ok())
+                .map(Self::File)
+                .ok_or_else(|| {
+                    AdapterError::setup(format!("spec '{spec}' is not a valid file URL"))
+                }),
+            None => Ok(Self::File(PathBuf::from(spec))),
+        }
+    }
+}
+
+/// Fetches the document at `url` with the start-up client.
+pub(crate) async fn fetch_document(
+    url: Url,
     client: Option<&DocumentClient>,
 ) -> Result<Document, AdapterError> {
-    if let Some(url) = as_http_url(spec) {
-        let url = url.map_err(|e| AdapterError::Setup {
-            message: format!("spec '{spec}' is not a valid URL"),
-            source: Some(Box::new(e)),
-        })?;
-        let client = document_client(client)?;
-        let (text, final_url) = fetch(client, url).await?;
-        return Ok(Document {
-            text,
-            location: Location::Url(final_url),
-        });
-    }
-    let path = match spec.strip_prefix("file://") {
-        Some(_) => Url::parse(spec)
-            .ok()
-            .and_then(|u| u.to_file_path().ok())
-            .ok_or_else(|| AdapterError::setup(format!("spec '{spec}' is not a valid file URL")))?,
-        None => PathBuf::from(spec),
+    let client = document_client(client)?;
+    let (text, final_url) = fetch(client, url).await?;
+    Ok(Document {
+        text,
+        location: Location::Url(final_url),
+    })
+}
+
+/// Reads the document at `path`. Blocking: it runs on the thread that translates the document,
+/// so a catalog of hundreds of files does not start a blocking thread for each read, nor hold
+/// every text at once.
+pub(crate) fn read(path: &Path) -> Result<Document, LoadError> {
+    let unread = |source| LoadError::ReadDocument {
+        path: path.to_path_buf(),
+        source,
     };
-    let (text, absolute) = {
-        let path = path.clone();
-        let shown = path.display().to_string();
-        tokio::task::spawn_blocking(move || {
-            let unread = |source| LoadError::ReadDocument {
-                path: path.clone(),
-                source,
-            };
-            let absolute = std::fs::canonicalize(&path).map_err(|e| unread(e.into()))?;
-            let text = read_regular_file(&absolute).map_err(unread)?;
-            Ok::<_, LoadError>((text, absolute))
-        })
-        .await
-        .map_err(|e| AdapterError::Setup {
-            message: format!("reading the OpenAPI document {shown} did not finish"),
-            source: Some(Box::new(e)),
-        })??
-    };
+    let absolute = std::fs::canonicalize(path).map_err(|e| unread(e.into()))?;
+    let text = read_regular_file(&absolute).map_err(unread)?;
     Ok(Document {
         text,
         location: Location::File(absolute),
@@ -447,9 +459,9 @@ mod tests {
         assert!(load_ref(allowed, uri).await.unwrap().contains("token"));
     }
 
-    #[tokio::test]
-    async fn issue_9_the_document_itself_must_be_a_regular_file() {
-        let err = load("/dev/zero", None).await.unwrap_err();
+    #[test]
+    fn issue_9_the_document_itself_must_be_a_regular_file() {
+        let err = read(Path::new("/dev/zero")).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
     }
 }

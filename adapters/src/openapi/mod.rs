@@ -416,17 +416,22 @@ async fn load_and_map(
     http: &HttpClients,
 ) -> Result<(Mapped<MappedTool>, Option<Url>), AdapterError> {
     let documents = load::for_documents(config, http)?;
-    let document = load::load(&config.spec, documents.as_ref()).await?;
-    let options = MapOptions {
+    // A fetched document is fetched before its turn (the network is no core's work); a file is
+    // read in its turn, on the thread that translates it.
+    let fetched = match load::Spec::parse(&config.spec)? {
+        load::Spec::Url(url) => {
+            DocumentAt::Fetched(load::fetch_document(url, documents.as_ref()).await?)
+        }
+        load::Spec::File(path) => DocumentAt::File(path),
+    };
+    let mut options = MapOptions {
         toolkit: config.toolkit.clone(),
         version: config.version.clone(),
-        base_uri: Some(document.base_uri()),
+        base_uri: None,
         allow_remote_refs: config.allow_remote_refs,
         bridge_credentials: config.credentials.keys().cloned().collect(),
     };
-    let loader = load::RefLoader::new(documents, &document, config.allow_remote_refs)
-        .with_ref_dirs(&config.ref_dirs);
-    let url = document.url().cloned();
+    let ref_dirs = config.ref_dirs.clone();
     let spec = config.spec.clone();
     // One translation per core at a time: translating is CPU work, and a catalog of hundreds of
     // documents translated all at once (one blocking thread each) held every document's parse
@@ -440,26 +445,44 @@ async fn load_and_map(
         })?;
     // The mapper is synchronous and may ask for files: it runs on a blocking thread, where
     // the loader may wait on the runtime for remote `$ref`s.
-    let mapped = tokio::task::spawn_blocking(move || {
+    let translating = spec.clone();
+    let (mapped, url) = tokio::task::spawn_blocking(move || {
         // Everything translation allocates, kept or not, goes to one arena; what is kept is
-        // copied out below, and that arena's pages are all free again.
+        // copied out below, and that arena's pages are all free again. The text is read there
+        // too: it is not kept past parsing.
         let _scratch = scratch_arena::Scratch::enter();
-        let parsed = parse_document(&document.text)?;
+        let document = match fetched {
+            DocumentAt::Fetched(document) => document,
+            DocumentAt::File(path) => load::read(&path)?,
+        };
+        let loader = load::RefLoader::new(documents, &document, options.allow_remote_refs)
+            .with_ref_dirs(&ref_dirs);
+        options.base_uri = Some(document.base_uri());
+        let url = document.url().cloned();
+        let parsed = parse_document(&document.text);
         // The text is not needed past parsing; freed before the translation's peak.
         drop(document);
-        map_parsed(parsed, &options, &loader)
+        let mapped = parsed
+            .and_then(|parsed| map_parsed(parsed, &options, &loader))
+            .map_err(|e| AdapterError::Setup {
+                message: format!("cannot translate the OpenAPI document {translating}: {e}"),
+                source: Some(Box::new(e)),
+            })?;
+        Ok::<_, AdapterError>((mapped, url))
     })
     .await
     .map_err(|e| AdapterError::Setup {
         message: format!("translating the OpenAPI document {spec} did not finish"),
         source: Some(Box::new(e)),
-    })?
-    .map_err(|e| AdapterError::Setup {
-        message: format!("cannot translate the OpenAPI document {spec}: {e}"),
-        source: Some(Box::new(e)),
-    })?;
+    })??;
     // Copied out on this thread, so the blocking thread's memory is all free (see `relocated`).
     Ok((mapped.relocated(), url))
+}
+
+/// The document of [`load_and_map`]: fetched already, or a file to read in its turn.
+enum DocumentAt {
+    Fetched(load::Document),
+    File(std::path::PathBuf),
 }
 
 /// Documents translated at once, process-wide: as many as there are cores (the cores are the
