@@ -113,14 +113,16 @@ pub fn map_parsed(
     let mut diagnostics = Vec::new();
     let version = load::detect(&root)?;
     let base_uri = options.base_uri.as_deref();
-    refs::bundle(
-        &mut root,
-        base_uri,
-        options.allow_remote_refs,
-        fetcher,
-        &mut diagnostics,
-        refs_are_local,
-    );
+    // A text that shows every reference is local has nothing to bundle.
+    if !refs_are_local {
+        refs::bundle(
+            &mut root,
+            base_uri,
+            options.allow_remote_refs,
+            fetcher,
+            &mut diagnostics,
+        );
+    }
     let root = load::normalize(root, version, base_uri, &mut diagnostics);
 
     let cx = DocContext {

@@ -97,17 +97,15 @@ pub(crate) fn chase<'v>(root: &'v Value, value: &'v Value) -> Result<&'v Value, 
 }
 
 /// Copies every externally referenced part into the root and rewrites the references (see the
-/// module doc). `base` is where the root came from. `refs_are_local` is what
-/// [`refs_are_local`] said of the root's text: when it is true the tree is not searched.
+/// module doc). `base` is where the root came from.
 pub(crate) fn bundle(
     root: &mut Value,
     base: Option<&str>,
     allow_remote: bool,
     fetcher: &dyn RefFetcher,
     diagnostics: &mut Vec<Diagnostic>,
-    refs_are_local: bool,
 ) {
-    if refs_are_local || !has_external_refs(root) {
+    if !has_external_refs(root) {
         return;
     }
     let mut bundler = Bundler {
@@ -459,7 +457,6 @@ mod tests {
             false,
             &Common,
             &mut diagnostics,
-            false,
         );
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         let local = json!({"$ref": "#/x-otc-bundled/b0"});
