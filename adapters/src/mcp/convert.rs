@@ -258,20 +258,7 @@ mod tests {
         }
 
         fn json_value() -> impl Strategy<Value = Value> {
-            let leaf = prop_oneof![
-                Just(Value::Null),
-                any::<bool>().prop_map(Value::Bool),
-                any::<i64>().prop_map(Value::from),
-                any::<f64>().prop_map(Value::from),
-                text().prop_map(Value::String),
-            ];
-            leaf.prop_recursive(4, 32, 4, |inner| {
-                prop_oneof![
-                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                    prop::collection::btree_map(text(), inner, 0..4)
-                        .prop_map(|m| Value::Object(m.into_iter().collect())),
-                ]
-            })
+            crate::mcp::arbitrary::json_value(text, text)
         }
 
         /// One MCP content block of any kind, as a server would write it.

@@ -261,27 +261,13 @@ mod tests {
         prop_oneof!["[a-z]{0,6}", "\\PC{0,6}", Just("\"\\\n".to_owned())]
     }
 
+    /// Keys of `text`, and now and then a key of another result type.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![text(), Just("content".to_owned()), Just("task".to_owned())]
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<f64>()
-                .prop_filter("finite", |f| f.is_finite())
-                .prop_map(Value::from),
-            text().prop_map(Value::String),
-        ];
-        leaf.prop_recursive(3, 16, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map(
-                    prop_oneof![text(), Just("content".to_owned()), Just("task".to_owned())],
-                    inner,
-                    0..4
-                )
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
+        crate::mcp::arbitrary::json_value(text, key)
     }
 
     /// A JSON object, with keys `_meta` maps share now and then.
