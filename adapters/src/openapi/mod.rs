@@ -417,16 +417,12 @@ async fn load_and_map(
 ) -> Result<(Mapped<MappedTool>, Option<Url>), AdapterError> {
     let documents = load::for_documents(config, http)?;
     // A fetched document is fetched before its turn (the network is no core's work); a file is
-    // read in its turn, on the thread that translates it, and the disk starts reading it now
-    // (opening and advising take microseconds; the kernel reads in the background).
+    // read in its turn, on the thread that translates it.
     let fetched = match load::Spec::parse(&config.spec)? {
         load::Spec::Url(url) => {
             DocumentAt::Fetched(load::fetch_document(url, documents.as_ref()).await?)
         }
-        load::Spec::File(path) => {
-            load::prefetch(&path);
-            DocumentAt::File(path)
-        }
+        load::Spec::File(path) => DocumentAt::File(path),
     };
     let mut options = MapOptions {
         toolkit: config.toolkit.clone(),
